@@ -1,0 +1,60 @@
+# loggp: set-up, build and the two commands of the README.
+#
+#   make run    builds everything and runs the main job (default sweep)
+#   make test   builds everything and runs every test
+#
+# Each target installs what is missing first (Debian packages, the Python
+# venv) and is quick when everything is already there.
+
+BUILD   ?= build
+VENV    ?= .venv
+PYTHON  ?= python3
+CMAKE_FLAGS ?=
+ifdef CI
+CMAKE_FLAGS += -DLOGGP_WERROR=ON
+endif
+
+DEB_PACKAGES = build-essential cmake ninja-build pkg-config \
+	libfabric-dev libfabric-bin openmpi-bin libopenmpi-dev \
+	python3-venv python3-dev
+
+.PHONY: all deps venv build test test-c test-py run clean
+
+all: build
+
+# apt-get only when a package is missing, so a warm machine skips it.
+deps:
+	@missing=$$(for p in $(DEB_PACKAGES); do \
+		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || echo $$p; \
+	done); \
+	if [ -n "$$missing" ]; then \
+		echo "installing Debian packages:" $$missing; \
+		if [ "$$(id -u)" != 0 ]; then echo "error: need root to apt-get install:" $$missing >&2; exit 1; fi; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	fi
+
+$(VENV)/.stamp: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/pip install -q --upgrade pip
+	$(VENV)/bin/pip install -q -e '.[dev]'
+	touch $@
+
+venv: deps $(VENV)/.stamp
+
+build: deps
+	cmake -S . -B $(BUILD) -G Ninja $(CMAKE_FLAGS) >/dev/null
+	cmake --build $(BUILD)
+
+test-c: build
+	ctest --test-dir $(BUILD) --output-on-failure
+
+test-py: build venv
+	LOGGP_BUILD=$(abspath $(BUILD)) $(VENV)/bin/pytest -q tests
+
+test: test-c test-py
+
+run: build venv
+	LOGGP_BUILD=$(abspath $(BUILD)) $(VENV)/bin/loggp demo
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Per-process shim counters (stats.h).
+ *
+ * Relaxed atomics suffice: each counter is independent and is only read
+ * as a whole at close, after the threads that update it have quiesced.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#include "lgp/stats.h"
+
+/* Names are the JSON keys the runner reads; keep them in enum order. */
+static const char *const stats_names[LGP_STAT_COUNT] = {
+	[LGP_STAT_MSGS] = "msgs",
+	[LGP_STAT_BYTES] = "bytes",
+	[LGP_STAT_SEND_OVERHEAD_NS] = "send_overhead_ns",
+	[LGP_STAT_RECV_OVERHEAD_NS] = "recv_overhead_ns",
+	[LGP_STAT_RECV_MSGS] = "recv_msgs",
+	[LGP_STAT_GAP_NS] = "gap_ns",
+	[LGP_STAT_BULK_GAP_NS] = "bulk_gap_ns",
+	[LGP_STAT_LATENCY_NS] = "latency_ns",
+	[LGP_STAT_MAX_QUEUE_DEPTH] = "max_queue_depth",
+	[LGP_STAT_EAGAIN] = "eagain",
+	[LGP_STAT_POST_ERRORS] = "post_errors",
+};
+
+/* An snprintf-like writer that counts what it could not store. */
+struct stats_out {
+	char *buf;
+	size_t len;
+	size_t pos;
+};
+
+static void stats_putc(struct stats_out *o, char c)
+{
+	if (o->pos + 1 < o->len)
+		o->buf[o->pos] = c;
+	o->pos++;
+}
+
+static void stats_puts(struct stats_out *o, const char *s)
+{
+	while (*s)
+		stats_putc(o, *s++);
+}
+
+static void stats_put_u64(struct stats_out *o, uint64_t v)
+{
+	char num[24];
+
+	snprintf(num, sizeof(num), "%" PRIu64, v);
+	stats_puts(o, num);
+}
+
+/* A JSON string literal; provider names are plain, but stay valid JSON. */
+static void stats_put_string(struct stats_out *o, const char *s)
+{
+	static const char hex[] = "0123456789abcdef";
+	unsigned char c;
+
+	stats_putc(o, '"');
+	for (; *s; s++) {
+		c = (unsigned char)*s;
+		if (c == '"' || c == '\\') {
+			stats_putc(o, '\\');
+			stats_putc(o, (char)c);
+		} else if (c < 0x20) {
+			stats_puts(o, "\\u00");
+			stats_putc(o, hex[c >> 4]);
+			stats_putc(o, hex[c & 0xf]);
+		} else {
+			stats_putc(o, (char)c);
+		}
+	}
+	stats_putc(o, '"');
+}
+
+const char *lgp_stat_name(enum lgp_stat stat)
+{
+	return (unsigned int)stat < LGP_STAT_COUNT ? stats_names[stat] : NULL;
+}
+
+void lgp_stats_add(struct lgp_stats *s, enum lgp_stat stat, uint64_t delta)
+{
+	__atomic_fetch_add(&s->v[stat], delta, __ATOMIC_RELAXED);
+}
+
+void lgp_stats_max(struct lgp_stats *s, enum lgp_stat stat, uint64_t value)
+{
+	uint64_t cur = __atomic_load_n(&s->v[stat], __ATOMIC_RELAXED);
+
+	while (cur < value &&
+	       !__atomic_compare_exchange_n(&s->v[stat], &cur, value, 1,
+					    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
+}
+
+uint64_t lgp_stats_get(const struct lgp_stats *s, enum lgp_stat stat)
+{
+	return __atomic_load_n(&s->v[stat], __ATOMIC_RELAXED);
+}
+
+int lgp_stats_json(const struct lgp_stats *s, const char *provider,
+		   char *buf, size_t len)
+{
+	struct stats_out o = { buf, len, 0 };
+	int i;
+
+	stats_puts(&o, "{\"pid\":");
+	stats_put_u64(&o, (uint64_t)getpid());
+	stats_puts(&o, ",\"provider\":");
+	if (provider)
+		stats_put_string(&o, provider);
+	else
+		stats_puts(&o, "null");
+	for (i = 0; i < LGP_STAT_COUNT; i++) {
+		stats_puts(&o, ",\"");
+		stats_puts(&o, stats_names[i]);
+		stats_puts(&o, "\":");
+		stats_put_u64(&o, lgp_stats_get(s, i));
+	}
+	stats_putc(&o, '}');
+	if (len)
+		buf[o.pos < len ? o.pos : len - 1] = '\0';
+	return (int)o.pos;
+}

@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: MIT */
+/* Unit test of stats.h: counters, maxima, concurrency and the JSON line. */
+#include <pthread.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "lgp/stats.h"
+
+enum { THREADS = 4, ADDS = 200000 };
+
+static struct lgp_stats shared;
+
+static void *stats_worker(void *arg)
+{
+	uint64_t base = (uint64_t)(uintptr_t)arg;
+	int i;
+
+	for (i = 0; i < ADDS; i++) {
+		lgp_stats_add(&shared, LGP_STAT_MSGS, 1);
+		lgp_stats_add(&shared, LGP_STAT_BYTES, 3);
+		lgp_stats_max(&shared, LGP_STAT_MAX_QUEUE_DEPTH,
+			      base * ADDS + (uint64_t)i);
+	}
+	return NULL;
+}
+
+static void test_counters(void)
+{
+	struct lgp_stats s = { { 0 } };
+	int i;
+
+	for (i = 0; i < LGP_STAT_COUNT; i++)
+		CHECK_EQ_U64(lgp_stats_get(&s, i), 0);
+	lgp_stats_add(&s, LGP_STAT_LATENCY_NS, 500);
+	lgp_stats_add(&s, LGP_STAT_LATENCY_NS, 0);
+	lgp_stats_add(&s, LGP_STAT_LATENCY_NS, 250);
+	CHECK_EQ_U64(lgp_stats_get(&s, LGP_STAT_LATENCY_NS), 750);
+	lgp_stats_max(&s, LGP_STAT_MAX_QUEUE_DEPTH, 5);
+	lgp_stats_max(&s, LGP_STAT_MAX_QUEUE_DEPTH, 3);
+	CHECK_EQ_U64(lgp_stats_get(&s, LGP_STAT_MAX_QUEUE_DEPTH), 5);
+	lgp_stats_max(&s, LGP_STAT_MAX_QUEUE_DEPTH, UINT64_MAX);
+	CHECK_EQ_U64(lgp_stats_get(&s, LGP_STAT_MAX_QUEUE_DEPTH), UINT64_MAX);
+	CHECK_EQ_U64(lgp_stats_get(&s, LGP_STAT_MSGS), 0);
+}
+
+static void test_threads(void)
+{
+	pthread_t t[THREADS];
+	uintptr_t i;
+
+	for (i = 0; i < THREADS; i++)
+		CHECK_EQ_INT(pthread_create(&t[i], NULL, stats_worker,
+					    (void *)i), 0);
+	for (i = 0; i < THREADS; i++)
+		pthread_join(t[i], NULL);
+	CHECK_EQ_U64(lgp_stats_get(&shared, LGP_STAT_MSGS),
+		     (uint64_t)THREADS * ADDS);
+	CHECK_EQ_U64(lgp_stats_get(&shared, LGP_STAT_BYTES),
+		     (uint64_t)THREADS * ADDS * 3);
+	CHECK_EQ_U64(lgp_stats_get(&shared, LGP_STAT_MAX_QUEUE_DEPTH),
+		     (uint64_t)THREADS * ADDS - 1);
+}
+
+static void test_names(void)
+{
+	CHECK_STR(lgp_stat_name(LGP_STAT_MSGS), "msgs");
+	CHECK_STR(lgp_stat_name(LGP_STAT_SEND_OVERHEAD_NS), "send_overhead_ns");
+	CHECK_STR(lgp_stat_name(LGP_STAT_MAX_QUEUE_DEPTH), "max_queue_depth");
+	CHECK_STR(lgp_stat_name(LGP_STAT_EAGAIN), "eagain");
+	CHECK(lgp_stat_name(LGP_STAT_COUNT) == NULL);
+}
+
+static void test_json(void)
+{
+	struct lgp_stats s = { { 0 } };
+	char buf[512], want[512], small[20];
+	int i, n;
+
+	for (i = 0; i < LGP_STAT_COUNT; i++)
+		lgp_stats_add(&s, i, (uint64_t)i + 1);
+	lgp_stats_add(&s, LGP_STAT_BYTES, UINT64_MAX - 2);
+	snprintf(want, sizeof(want),
+		 "{\"pid\":%d,\"provider\":\"tcp\",\"msgs\":1,"
+		 "\"bytes\":18446744073709551615,\"send_overhead_ns\":3,"
+		 "\"recv_overhead_ns\":4,\"recv_msgs\":5,\"gap_ns\":6,"
+		 "\"bulk_gap_ns\":7,\"latency_ns\":8,\"max_queue_depth\":9,"
+		 "\"eagain\":10,\"post_errors\":11}", (int)getpid());
+	n = lgp_stats_json(&s, "tcp", buf, sizeof(buf));
+	CHECK_STR(buf, want);
+	CHECK_EQ_U64((uint64_t)n, strlen(want));
+
+	/* like snprintf: truncated but terminated, returns the full length */
+	CHECK_EQ_INT(lgp_stats_json(&s, "tcp", small, sizeof(small)), n);
+	CHECK_EQ_U64(strlen(small), sizeof(small) - 1);
+	CHECK(!strncmp(small, want, sizeof(small) - 1));
+	CHECK_EQ_INT(lgp_stats_json(&s, "tcp", NULL, 0), n);
+
+	n = lgp_stats_json(&s, NULL, buf, sizeof(buf));
+	CHECK(strstr(buf, ",\"provider\":null,\"msgs\":1,") != NULL);
+	CHECK_EQ_U64((uint64_t)n, strlen(buf));
+
+	lgp_stats_json(&s, "a\"b\\c\n", buf, sizeof(buf));
+	CHECK(strstr(buf, ",\"provider\":\"a\\\"b\\\\c\\u000a\",") != NULL);
+	CHECK(!strchr(buf, '\n'));
+}
+
+int main(void)
+{
+	test_counters();
+	test_threads();
+	test_names();
+	test_json();
+	return check_done("test_stats");
+}

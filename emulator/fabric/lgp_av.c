@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Address vector wrapper.  fi_addr_t values are the real provider's and
+ * pass through unchanged; only the object itself is wrapped so that binds
+ * to wrapped endpoints can be translated.
+ */
+#include <stdlib.h>
+
+#include "lgp_fi.h"
+
+static struct fid_av *lgp_hav(struct fid_av *av)
+{
+	return lgp_container_of(av, struct lgp_av, av)->hav;
+}
+
+static int lgp_av_close(struct fid *fid)
+{
+	struct lgp_av *av = lgp_container_of(fid, struct lgp_av, av.fid);
+	int ret;
+
+	ret = fi_close(&av->hav->fid);
+	if (ret)
+		return ret;
+	free(av);
+	return 0;
+}
+
+struct fi_ops lgp_av_fi_ops = {
+	.size = sizeof(struct fi_ops),
+	.close = lgp_av_close,
+	.bind = lgp_fid_bind,
+	.control = lgp_fid_control,
+	.ops_open = lgp_fid_ops_open,
+	.tostr = lgp_fid_tostr,
+	.ops_set = lgp_fid_ops_set,
+};
+
+static int lgp_av_insert(struct fid_av *av, const void *addr, size_t count,
+			 fi_addr_t *fi_addr, uint64_t flags, void *context)
+{
+	return fi_av_insert(lgp_hav(av), addr, count, fi_addr, flags, context);
+}
+
+static int lgp_av_insertsvc(struct fid_av *av, const char *node,
+			    const char *service, fi_addr_t *fi_addr,
+			    uint64_t flags, void *context)
+{
+	return fi_av_insertsvc(lgp_hav(av), node, service, fi_addr, flags, context);
+}
+
+static int lgp_av_insertsym(struct fid_av *av, const char *node, size_t nodecnt,
+			    const char *service, size_t svccnt,
+			    fi_addr_t *fi_addr, uint64_t flags, void *context)
+{
+	return fi_av_insertsym(lgp_hav(av), node, nodecnt, service, svccnt,
+			       fi_addr, flags, context);
+}
+
+static int lgp_av_remove(struct fid_av *av, fi_addr_t *fi_addr, size_t count,
+			 uint64_t flags)
+{
+	return fi_av_remove(lgp_hav(av), fi_addr, count, flags);
+}
+
+static int lgp_av_lookup(struct fid_av *av, fi_addr_t fi_addr, void *addr,
+			 size_t *addrlen)
+{
+	return fi_av_lookup(lgp_hav(av), fi_addr, addr, addrlen);
+}
+
+static const char *lgp_av_straddr(struct fid_av *av, const void *addr,
+				  char *buf, size_t *len)
+{
+	return fi_av_straddr(lgp_hav(av), addr, buf, len);
+}
+
+static int lgp_av_set(struct fid_av *av, struct fi_av_set_attr *attr,
+		      struct fid_av_set **av_set, void *context)
+{
+	struct fid_av *hav = lgp_hav(av);
+
+	if (!FI_CHECK_OP(hav->ops, struct fi_ops_av, av_set))
+		return -FI_ENOSYS;
+	return hav->ops->av_set(hav, attr, av_set, context);
+}
+
+static struct fi_ops_av lgp_av_ops = {
+	.size = sizeof(struct fi_ops_av),
+	.insert = lgp_av_insert,
+	.insertsvc = lgp_av_insertsvc,
+	.insertsym = lgp_av_insertsym,
+	.remove = lgp_av_remove,
+	.lookup = lgp_av_lookup,
+	.straddr = lgp_av_straddr,
+	.av_set = lgp_av_set,
+};
+
+int lgp_av_open(struct fid_domain *domain, struct fi_av_attr *attr,
+		struct fid_av **out, void *context)
+{
+	struct lgp_domain *dom = lgp_container_of(domain, struct lgp_domain, domain);
+	struct lgp_av *av;
+	int ret;
+
+	av = calloc(1, sizeof(*av));
+	if (!av)
+		return -FI_ENOMEM;
+	ret = fi_av_open(dom->hdomain, attr, &av->hav, av);
+	if (ret) {
+		free(av);
+		return ret;
+	}
+	av->av.fid.fclass = FI_CLASS_AV;
+	av->av.fid.context = context;
+	av->av.fid.ops = &lgp_av_fi_ops;
+	av->av.ops = &lgp_av_ops;
+	*out = &av->av;
+	return 0;
+}

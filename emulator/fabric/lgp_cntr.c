@@ -1,0 +1,133 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Counter wrapper.  A counter bound to count receives charges o_r for every
+ * completion it newly reports, like a CQ does per receive entry.
+ */
+#include <stdlib.h>
+
+#include <lgp/clock.h>
+
+#include "lgp_fi.h"
+
+static struct lgp_cntr *lgp_cntr_of(struct fid_cntr *cntr)
+{
+	return lgp_container_of(cntr, struct lgp_cntr, cntr);
+}
+
+static int lgp_cntr_close(struct fid *fid)
+{
+	struct lgp_cntr *c = lgp_container_of(fid, struct lgp_cntr, cntr.fid);
+	int ret;
+
+	ret = fi_close(&c->hcntr->fid);
+	if (ret)
+		return ret;
+	free(c);
+	return 0;
+}
+
+struct fi_ops lgp_cntr_fi_ops = {
+	.size = sizeof(struct fi_ops),
+	.close = lgp_cntr_close,
+	.bind = lgp_fid_bind,
+	.control = lgp_fid_control,
+	.ops_open = lgp_fid_ops_open,
+	.tostr = lgp_fid_tostr,
+	.ops_set = lgp_fid_ops_set,
+};
+
+/* The counter moved to value: spend o_r for each new receive. */
+static uint64_t lgp_cntr_charge(struct lgp_cntr *c, uint64_t value)
+{
+	uint64_t seen, o_r = c->dom->params.recv_overhead_ns;
+
+	if (!o_r || !c->counts_recv)
+		return value;
+	seen = __atomic_exchange_n(&c->seen, value, __ATOMIC_RELAXED);
+	if (value > seen) {
+		lgp_spin_ns((value - seen) * o_r);
+		lgp_stats_add(&c->dom->fab->stats, LGP_STAT_RECV_OVERHEAD_NS,
+			      (value - seen) * o_r);
+	}
+	return value;
+}
+
+static uint64_t lgp_cntr_read(struct fid_cntr *cntr)
+{
+	struct lgp_cntr *c = lgp_cntr_of(cntr);
+
+	return lgp_cntr_charge(c, fi_cntr_read(c->hcntr));
+}
+
+static uint64_t lgp_cntr_readerr(struct fid_cntr *cntr)
+{
+	return fi_cntr_readerr(lgp_cntr_of(cntr)->hcntr);
+}
+
+static int lgp_cntr_add(struct fid_cntr *cntr, uint64_t value)
+{
+	return fi_cntr_add(lgp_cntr_of(cntr)->hcntr, value);
+}
+
+static int lgp_cntr_set(struct fid_cntr *cntr, uint64_t value)
+{
+	struct lgp_cntr *c = lgp_cntr_of(cntr);
+
+	__atomic_store_n(&c->seen, value, __ATOMIC_RELAXED);
+	return fi_cntr_set(c->hcntr, value);
+}
+
+static int lgp_cntr_wait(struct fid_cntr *cntr, uint64_t threshold, int timeout)
+{
+	struct lgp_cntr *c = lgp_cntr_of(cntr);
+	int ret = fi_cntr_wait(c->hcntr, threshold, timeout);
+
+	if (!ret)
+		lgp_cntr_charge(c, fi_cntr_read(c->hcntr));
+	return ret;
+}
+
+static int lgp_cntr_adderr(struct fid_cntr *cntr, uint64_t value)
+{
+	return fi_cntr_adderr(lgp_cntr_of(cntr)->hcntr, value);
+}
+
+static int lgp_cntr_seterr(struct fid_cntr *cntr, uint64_t value)
+{
+	return fi_cntr_seterr(lgp_cntr_of(cntr)->hcntr, value);
+}
+
+static struct fi_ops_cntr lgp_cntr_ops = {
+	.size = sizeof(struct fi_ops_cntr),
+	.read = lgp_cntr_read,
+	.readerr = lgp_cntr_readerr,
+	.add = lgp_cntr_add,
+	.set = lgp_cntr_set,
+	.wait = lgp_cntr_wait,
+	.adderr = lgp_cntr_adderr,
+	.seterr = lgp_cntr_seterr,
+};
+
+int lgp_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
+		  struct fid_cntr **out, void *context)
+{
+	struct lgp_domain *dom = lgp_container_of(domain, struct lgp_domain, domain);
+	struct lgp_cntr *c;
+	int ret;
+
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -FI_ENOMEM;
+	c->dom = dom;
+	ret = fi_cntr_open(dom->hdomain, attr, &c->hcntr, c);
+	if (ret) {
+		free(c);
+		return ret;
+	}
+	c->cntr.fid.fclass = FI_CLASS_CNTR;
+	c->cntr.fid.context = context;
+	c->cntr.fid.ops = &lgp_cntr_fi_ops;
+	c->cntr.ops = &lgp_cntr_ops;
+	*out = &c->cntr;
+	return 0;
+}

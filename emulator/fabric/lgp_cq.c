@@ -1,0 +1,372 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Completion queue wrapper.
+ *
+ * While delays are active the real CQ is opened in the tagged format (the
+ * superset of all formats) and every read merges two sources:
+ *   - completions the shim synthesised (a deferred send has left, a
+ *     deferred read's data has come back), ordered by release time;
+ *   - the real CQ's entries, minus those of operations the shim posted on
+ *     its own behalf, which are consumed here (lgp_req_complete()).
+ * Each receive completion handed to the application costs o_r, spun after
+ * the domain lock is dropped so the progress thread is not held up.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <lgp/clock.h>
+
+#include "lgp_fi.h"
+
+#define LGP_CQ_BATCH	64
+/* Longest single block in the real sread, so timeouts stay responsive. */
+#define LGP_CQ_SREAD_SLICE_MS	100
+
+static const size_t lgp_cq_entry_size[] = {
+	[FI_CQ_FORMAT_CONTEXT] = sizeof(struct fi_cq_entry),
+	[FI_CQ_FORMAT_MSG] = sizeof(struct fi_cq_msg_entry),
+	[FI_CQ_FORMAT_DATA] = sizeof(struct fi_cq_data_entry),
+	[FI_CQ_FORMAT_TAGGED] = sizeof(struct fi_cq_tagged_entry),
+};
+
+static struct lgp_cq *lgp_cq_of(struct fid_cq *cq)
+{
+	return lgp_container_of(cq, struct lgp_cq, cq);
+}
+
+int lgp_cq_synth(struct lgp_cq *cq, uint64_t release, void *op_context,
+		 uint64_t flags, size_t len, void *buf, uint64_t data,
+		 uint64_t tag)
+{
+	struct lgp_req *req = op_context;
+
+	req->cqe.op_context = req->app_context;
+	req->cqe.flags = flags;
+	req->cqe.len = len;
+	req->cqe.buf = buf;
+	req->cqe.data = data;
+	req->cqe.tag = tag;
+	return lgp_dq_push(&cq->synq, release, req);
+}
+
+/* Widens a real entry of real_format into a tagged entry. */
+static void lgp_cq_widen(const struct lgp_cq *cq, const char *raw, size_t i,
+			 struct fi_cq_tagged_entry *e)
+{
+	size_t sz = lgp_cq_entry_size[cq->real_format];
+
+	memset(e, 0, sizeof(*e));
+	memcpy(e, raw + i * sz, sz);
+}
+
+/*
+ * Moves real entries into the application's buffer, consuming the shim's
+ * own.  Returns how many were stored; counts receives in *nrecv.
+ */
+static size_t lgp_cq_take(struct lgp_cq *cq, const char *raw, ssize_t got,
+			  const fi_addr_t *hsrc, char *out, size_t n,
+			  fi_addr_t *src, size_t *nrecv)
+{
+	struct fi_cq_tagged_entry e;
+	struct lgp_req *req;
+	ssize_t i;
+
+	for (i = 0; i < got; i++) {
+		lgp_cq_widen(cq, raw, (size_t) i, &e);
+		req = lgp_req_from_context(e.op_context);
+		if (req) {
+			lgp_req_complete(cq, req, &e, NULL);
+			continue;
+		}
+		memcpy(out + n * cq->app_size, &e, cq->app_size);
+		if (src)
+			src[n] = hsrc[i];
+		if (e.flags & FI_RECV)
+			(*nrecv)++;
+		n++;
+	}
+	return n;
+}
+
+/* Synthesised completions that are due, then the real CQ; lock held. */
+static ssize_t lgp_cq_poll(struct lgp_cq *cq, void *buf, size_t count,
+			   fi_addr_t *src, size_t *nrecv)
+{
+	char raw[LGP_CQ_BATCH * sizeof(struct fi_cq_tagged_entry)];
+	fi_addr_t hsrc[LGP_CQ_BATCH];
+	char *out = buf;
+	struct lgp_req *req;
+	uint64_t now = lgp_now_ns();
+	size_t n = 0, want;
+	ssize_t got = 0;
+
+	lgp_domain_progress(cq->dom, now);
+	while (n < count && (req = lgp_dq_pop_due(&cq->synq, now))) {
+		memcpy(out + n * cq->app_size, &req->cqe, cq->app_size);
+		if (src)
+			src[n] = FI_ADDR_NOTAVAIL;
+		n++;
+		lgp_req_put(req);
+	}
+	while (n < count) {
+		want = count - n < LGP_CQ_BATCH ? count - n : LGP_CQ_BATCH;
+		got = src ? fi_cq_readfrom(cq->hcq, raw, want, hsrc) :
+			    fi_cq_read(cq->hcq, raw, want);
+		if (got <= 0)
+			break;
+		n = lgp_cq_take(cq, raw, got, hsrc, out, n, src, nrecv);
+		if ((size_t) got < want)
+			break;
+	}
+	if (n)
+		return (ssize_t) n;
+	return got < 0 ? got : -FI_EAGAIN;
+}
+
+static void lgp_cq_charge(struct lgp_cq *cq, size_t nrecv)
+{
+	uint64_t o_r = cq->dom->params.recv_overhead_ns;
+
+	if (!nrecv)
+		return;
+	lgp_stats_add(&cq->dom->fab->stats, LGP_STAT_RECV_MSGS, nrecv);
+	if (!o_r)
+		return;
+	lgp_spin_ns(nrecv * o_r);
+	lgp_stats_add(&cq->dom->fab->stats, LGP_STAT_RECV_OVERHEAD_NS, nrecv * o_r);
+}
+
+static ssize_t lgp_cq_readfrom(struct fid_cq *fcq, void *buf, size_t count,
+			       fi_addr_t *src_addr)
+{
+	struct lgp_cq *cq = lgp_cq_of(fcq);
+	size_t nrecv = 0;
+	ssize_t ret;
+
+	if (!cq->shim)
+		return src_addr ? fi_cq_readfrom(cq->hcq, buf, count, src_addr) :
+				  fi_cq_read(cq->hcq, buf, count);
+	pthread_mutex_lock(&cq->dom->lock);
+	ret = lgp_cq_poll(cq, buf, count, src_addr, &nrecv);
+	pthread_mutex_unlock(&cq->dom->lock);
+	lgp_cq_charge(cq, nrecv);
+	return ret;
+}
+
+static ssize_t lgp_cq_read(struct fid_cq *fcq, void *buf, size_t count)
+{
+	return lgp_cq_readfrom(fcq, buf, count, NULL);
+}
+
+static ssize_t lgp_cq_readerr(struct fid_cq *fcq, struct fi_cq_err_entry *buf,
+			      uint64_t flags)
+{
+	struct lgp_cq *cq = lgp_cq_of(fcq);
+	struct lgp_req *req;
+	ssize_t ret;
+
+	if (!cq->shim)
+		return fi_cq_readerr(cq->hcq, buf, flags);
+	pthread_mutex_lock(&cq->dom->lock);
+	ret = fi_cq_readerr(cq->hcq, buf, flags);
+	if (ret > 0) {
+		/*
+		 * A deferred operation failed after the shim had reported it
+		 * sent: the error still reaches the application, under its
+		 * own context.
+		 */
+		req = lgp_req_from_context(buf->op_context);
+		if (req) {
+			buf->op_context = req->app_context;
+			lgp_req_complete(cq, req, NULL, buf);
+		}
+	}
+	pthread_mutex_unlock(&cq->dom->lock);
+	return ret;
+}
+
+/*
+ * Blocks in the real CQ for one entry.  Called without the domain lock:
+ * nothing synthesised is pending, so only the real CQ can produce.
+ */
+static ssize_t lgp_cq_sread_one(struct lgp_cq *cq, void *buf, fi_addr_t *src,
+				const void *cond, int timeout_ms)
+{
+	char raw[sizeof(struct fi_cq_tagged_entry)];
+	fi_addr_t hsrc;
+	size_t n, nrecv = 0;
+	ssize_t got;
+
+	got = src ? fi_cq_sreadfrom(cq->hcq, raw, 1, &hsrc, cond, timeout_ms) :
+		    fi_cq_sread(cq->hcq, raw, 1, cond, timeout_ms);
+	if (got == -FI_ENOSYS) {
+		sched_yield();
+		return -FI_EAGAIN;
+	}
+	if (got <= 0)
+		return got;
+	pthread_mutex_lock(&cq->dom->lock);
+	n = lgp_cq_take(cq, raw, got, &hsrc, buf, 0, src, &nrecv);
+	pthread_mutex_unlock(&cq->dom->lock);
+	lgp_cq_charge(cq, nrecv);
+	return n ? (ssize_t) n : -FI_EAGAIN;
+}
+
+/*
+ * Blocking read.  With nothing synthesised pending the real CQ's own wait
+ * is used (no CPU burnt); otherwise the wait is a yield loop up to the next
+ * synthesised release.
+ */
+static ssize_t lgp_cq_sreadfrom(struct fid_cq *fcq, void *buf, size_t count,
+				fi_addr_t *src_addr, const void *cond,
+				int timeout)
+{
+	struct lgp_cq *cq = lgp_cq_of(fcq);
+	uint64_t deadline, now;
+	size_t nrecv;
+	ssize_t ret;
+	int slice;
+
+	if (!cq->shim)
+		return src_addr ?
+		       fi_cq_sreadfrom(cq->hcq, buf, count, src_addr, cond, timeout) :
+		       fi_cq_sread(cq->hcq, buf, count, cond, timeout);
+	deadline = timeout < 0 ? UINT64_MAX :
+		   lgp_now_ns() + (uint64_t) timeout * 1000000ULL;
+	for (;;) {
+		nrecv = 0;
+		pthread_mutex_lock(&cq->dom->lock);
+		ret = lgp_cq_poll(cq, buf, count, src_addr, &nrecv);
+		bool idle = !lgp_dq_size(&cq->synq);
+		pthread_mutex_unlock(&cq->dom->lock);
+		if (ret != -FI_EAGAIN) {
+			lgp_cq_charge(cq, nrecv);
+			return ret;
+		}
+		now = lgp_now_ns();
+		if (now >= deadline)
+			return -FI_EAGAIN;
+		if (!idle) {
+			sched_yield();
+			continue;
+		}
+		slice = deadline == UINT64_MAX ? LGP_CQ_SREAD_SLICE_MS :
+			(int) ((deadline - now) / 1000000ULL);
+		if (slice > LGP_CQ_SREAD_SLICE_MS)
+			slice = LGP_CQ_SREAD_SLICE_MS;
+		ret = lgp_cq_sread_one(cq, buf, src_addr, cond, slice);
+		if (ret != -FI_EAGAIN)
+			return ret;
+	}
+}
+
+static ssize_t lgp_cq_sread(struct fid_cq *fcq, void *buf, size_t count,
+			    const void *cond, int timeout)
+{
+	return lgp_cq_sreadfrom(fcq, buf, count, NULL, cond, timeout);
+}
+
+static int lgp_cq_signal(struct fid_cq *fcq)
+{
+	return fi_cq_signal(lgp_cq_of(fcq)->hcq);
+}
+
+static const char *lgp_cq_strerror(struct fid_cq *fcq, int prov_errno,
+				   const void *err_data, char *buf, size_t len)
+{
+	return fi_cq_strerror(lgp_cq_of(fcq)->hcq, prov_errno, err_data, buf, len);
+}
+
+static struct fi_ops_cq lgp_cq_ops = {
+	.size = sizeof(struct fi_ops_cq),
+	.read = lgp_cq_read,
+	.readfrom = lgp_cq_readfrom,
+	.readerr = lgp_cq_readerr,
+	.sread = lgp_cq_sread,
+	.sreadfrom = lgp_cq_sreadfrom,
+	.signal = lgp_cq_signal,
+	.strerror = lgp_cq_strerror,
+};
+
+static int lgp_cq_close(struct fid *fid)
+{
+	struct lgp_cq *cq = lgp_container_of(fid, struct lgp_cq, cq.fid);
+	struct lgp_req *req;
+	int ret;
+
+	ret = fi_close(&cq->hcq->fid);
+	if (ret)
+		return ret;
+	while ((req = lgp_dq_pop_due(&cq->synq, UINT64_MAX)))
+		lgp_req_put(req);
+	lgp_dq_fini(&cq->synq);
+	free(cq);
+	return 0;
+}
+
+struct fi_ops lgp_cq_fi_ops = {
+	.size = sizeof(struct fi_ops),
+	.close = lgp_cq_close,
+	.bind = lgp_fid_bind,
+	.control = lgp_fid_control,
+	.ops_open = lgp_fid_ops_open,
+	.tostr = lgp_fid_tostr,
+	.ops_set = lgp_fid_ops_set,
+};
+
+int lgp_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
+		struct fid_cq **out, void *context)
+{
+	struct lgp_domain *dom = lgp_container_of(domain, struct lgp_domain, domain);
+	struct fi_cq_attr hattr = *attr;
+	struct lgp_cq *cq;
+	int ret;
+
+	if (attr->format > FI_CQ_FORMAT_TAGGED)
+		return -FI_EINVAL;
+	cq = calloc(1, sizeof(*cq));
+	if (!cq)
+		return -FI_ENOMEM;
+	cq->dom = dom;
+	cq->shim = dom->active;
+	/* As libfabric's own utility CQs do, unspecified means context. */
+	cq->app_format = attr->format == FI_CQ_FORMAT_UNSPEC ?
+			 FI_CQ_FORMAT_CONTEXT : attr->format;
+	cq->app_size = lgp_cq_entry_size[cq->app_format];
+	cq->real_format = cq->app_format;
+
+	if (cq->shim) {
+		ret = lgp_dq_init(&cq->synq, LGP_CQ_QUEUE_DEPTH);
+		if (ret) {
+			ret = -FI_ENOMEM;
+			goto err_free;
+		}
+		/* Flags are needed to tell receives apart (o_r). */
+		hattr.format = FI_CQ_FORMAT_TAGGED;
+		ret = fi_cq_open(dom->hdomain, &hattr, &cq->hcq, cq);
+		if (!ret)
+			cq->real_format = FI_CQ_FORMAT_TAGGED;
+		else
+			hattr.format = attr->format;
+	}
+	if (!cq->hcq) {
+		ret = fi_cq_open(dom->hdomain, &hattr, &cq->hcq, cq);
+		if (ret)
+			goto err_queue;
+	}
+	cq->cq.fid.fclass = FI_CLASS_CQ;
+	cq->cq.fid.context = context;
+	cq->cq.fid.ops = &lgp_cq_fi_ops;
+	cq->cq.ops = &lgp_cq_ops;
+	*out = &cq->cq;
+	return 0;
+
+err_queue:
+	lgp_dq_fini(&cq->synq);
+err_free:
+	free(cq);
+	return ret;
+}

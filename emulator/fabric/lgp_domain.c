@@ -1,0 +1,222 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Domain wrapper: owns the delay queue of deferred operations and the lock
+ * that serialises them with the application's calls.
+ */
+#include <stdlib.h>
+
+#include <lgp/clock.h>
+
+#include "lgp_fi.h"
+
+/* Deferred operations one domain can hold across all its endpoints. */
+#define LGP_DOMAIN_QUEUE_DEPTH	(1u << 16)
+
+void lgp_domain_progress(struct lgp_domain *dom, uint64_t now)
+{
+	struct lgp_req *req;
+	ssize_t ret;
+
+	while (lgp_dq_next(&dom->sendq) <= now) {
+		/*
+		 * Post the head before popping it: if the real provider's
+		 * queue is full (-FI_EAGAIN) the head stays first, so no
+		 * later operation overtakes it.
+		 */
+		req = dom->sendq.heap[0].item;
+		ret = lgp_req_post(req);
+		if (ret == -FI_EAGAIN)
+			break;
+		lgp_dq_pop_due(&dom->sendq, now);
+	}
+	dom->next_release = lgp_dq_next(&dom->sendq);
+}
+
+static int lgp_domain_close(struct fid *fid)
+{
+	struct lgp_domain *dom = lgp_container_of(fid, struct lgp_domain, domain.fid);
+	int ret;
+
+	if (dom->active)
+		lgp_progress_del(dom);
+	ret = fi_close(&dom->hdomain->fid);
+	if (ret) {
+		if (dom->active)
+			lgp_progress_add(dom);
+		return ret;
+	}
+	lgp_dq_fini(&dom->sendq);
+	pthread_mutex_destroy(&dom->lock);
+	free(dom);
+	return 0;
+}
+
+struct fi_ops lgp_domain_fi_ops = {
+	.size = sizeof(struct fi_ops),
+	.close = lgp_domain_close,
+	.bind = lgp_fid_bind,
+	.control = lgp_fid_control,
+	.ops_open = lgp_fid_ops_open,
+	.tostr = lgp_fid_tostr,
+	.ops_set = lgp_fid_ops_set,
+};
+
+static struct lgp_domain *lgp_dom(struct fid_domain *domain)
+{
+	return lgp_container_of(domain, struct lgp_domain, domain);
+}
+
+static int lgp_domain_ep_open(struct fid_domain *domain, struct fi_info *info,
+			      struct fid_ep **ep, uint64_t flags, void *context,
+			      size_t fclass)
+{
+	struct lgp_domain *dom = lgp_dom(domain);
+	struct fid_ep *hep;
+	int ret;
+
+	/* The real object's context is fixed up by lgp_ep_wrap(). */
+	if (fclass == FI_CLASS_SEP)
+		ret = fi_scalable_ep(dom->hdomain, info, &hep, NULL);
+	else if (flags)
+		ret = fi_endpoint2(dom->hdomain, info, &hep, flags, NULL);
+	else
+		ret = fi_endpoint(dom->hdomain, info, &hep, NULL);
+	if (ret)
+		return ret;
+	ret = lgp_ep_wrap(dom, hep, context, fclass, info, ep);
+	if (ret)
+		fi_close(&hep->fid);
+	return ret;
+}
+
+static int lgp_domain_endpoint(struct fid_domain *domain, struct fi_info *info,
+			       struct fid_ep **ep, void *context)
+{
+	return lgp_domain_ep_open(domain, info, ep, 0, context, FI_CLASS_EP);
+}
+
+static int lgp_domain_endpoint2(struct fid_domain *domain, struct fi_info *info,
+				struct fid_ep **ep, uint64_t flags, void *context)
+{
+	return lgp_domain_ep_open(domain, info, ep, flags, context, FI_CLASS_EP);
+}
+
+static int lgp_domain_scalable_ep(struct fid_domain *domain, struct fi_info *info,
+				  struct fid_ep **sep, void *context)
+{
+	return lgp_domain_ep_open(domain, info, sep, 0, context, FI_CLASS_SEP);
+}
+
+static int lgp_domain_srx_ctx(struct fid_domain *domain, struct fi_rx_attr *attr,
+			      struct fid_ep **rx_ep, void *context)
+{
+	struct lgp_domain *dom = lgp_dom(domain);
+	struct fid_ep *hrx;
+	int ret;
+
+	ret = fi_srx_context(dom->hdomain, attr, &hrx, NULL);
+	if (ret)
+		return ret;
+	ret = lgp_ep_wrap(dom, hrx, context, FI_CLASS_SRX_CTX, NULL, rx_ep);
+	if (ret)
+		fi_close(&hrx->fid);
+	return ret;
+}
+
+/* Shared transmit contexts pass through: endpoints bind the real one. */
+static int lgp_domain_stx_ctx(struct fid_domain *domain, struct fi_tx_attr *attr,
+			      struct fid_stx **stx, void *context)
+{
+	return fi_stx_context(lgp_dom(domain)->hdomain, attr, stx, context);
+}
+
+static int lgp_domain_query_atomic(struct fid_domain *domain,
+				   enum fi_datatype datatype, enum fi_op op,
+				   struct fi_atomic_attr *attr, uint64_t flags)
+{
+	return fi_query_atomic(lgp_dom(domain)->hdomain, datatype, op, attr, flags);
+}
+
+static int lgp_domain_query_collective(struct fid_domain *domain,
+				       enum fi_collective_op coll,
+				       struct fi_collective_attr *attr,
+				       uint64_t flags)
+{
+	struct fid_domain *hd = lgp_dom(domain)->hdomain;
+
+	if (!FI_CHECK_OP(hd->ops, struct fi_ops_domain, query_collective))
+		return -FI_ENOSYS;
+	return hd->ops->query_collective(hd, coll, attr, flags);
+}
+
+static struct fi_ops_domain lgp_domain_ops = {
+	.size = sizeof(struct fi_ops_domain),
+	.av_open = lgp_av_open,
+	.cq_open = lgp_cq_open,
+	.endpoint = lgp_domain_endpoint,
+	.scalable_ep = lgp_domain_scalable_ep,
+	.cntr_open = lgp_cntr_open,
+	.poll_open = lgp_poll_open,
+	.stx_ctx = lgp_domain_stx_ctx,
+	.srx_ctx = lgp_domain_srx_ctx,
+	.query_atomic = lgp_domain_query_atomic,
+	.query_collective = lgp_domain_query_collective,
+	.endpoint2 = lgp_domain_endpoint2,
+};
+
+int lgp_domain_open(struct fid_fabric *fabric, struct fi_info *info,
+		    struct fid_domain **domain, void *context)
+{
+	struct lgp_fabric *fab = lgp_container_of(fabric, struct lgp_fabric, fabric);
+	const struct lgp_config *cfg = lgp_config_get();
+	struct lgp_domain *dom;
+	int ret;
+
+	/* The message was printed when the fabric was hooked. */
+	if (cfg->error)
+		return -FI_EINVAL;
+
+	dom = calloc(1, sizeof(*dom));
+	if (!dom)
+		return -FI_ENOMEM;
+	dom->fab = fab;
+	dom->params = cfg->params;
+	dom->active = cfg->active;
+	dom->next_release = UINT64_MAX;
+	pthread_mutex_init(&dom->lock, NULL);
+	if (dom->active) {
+		ret = lgp_dq_init(&dom->sendq, LGP_DOMAIN_QUEUE_DEPTH);
+		if (ret) {
+			ret = -FI_ENOMEM;
+			goto err_lock;
+		}
+	}
+
+	ret = fi_domain(fab->hfabric, info, &dom->hdomain, dom);
+	if (ret)
+		goto err_queue;
+
+	dom->domain.fid.fclass = FI_CLASS_DOMAIN;
+	dom->domain.fid.context = context;
+	dom->domain.fid.ops = &lgp_domain_fi_ops;
+	dom->domain.ops = &lgp_domain_ops;
+	dom->domain.mr = &lgp_mr_ops;
+
+	if (dom->active) {
+		ret = lgp_progress_add(dom);
+		if (ret)
+			goto err_domain;
+	}
+	*domain = &dom->domain;
+	return 0;
+
+err_domain:
+	fi_close(&dom->hdomain->fid);
+err_queue:
+	if (dom->active)
+		lgp_dq_fini(&dom->sendq);
+err_lock:
+	pthread_mutex_destroy(&dom->lock);
+	free(dom);
+	return ret;
+}

@@ -1,0 +1,269 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Endpoint wrapper: life cycle, bindings, control and connection
+ * management.  Data transfers are in lgp_ep_data.c.
+ */
+#include <sched.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include <lgp/clock.h>
+
+#include "lgp_fi.h"
+
+/* How long closing an endpoint waits for its deferred sends to be posted. */
+#define LGP_EP_FLUSH_NS	(60ULL * 1000000000ULL)
+
+/* Posts everything the endpoint still holds, then lets the real one go. */
+static void lgp_ep_flush(struct lgp_ep *ep)
+{
+	struct lgp_domain *dom = ep->dom;
+	uint64_t deadline = lgp_now_ns() + LGP_EP_FLUSH_NS;
+	uint64_t now;
+	size_t i;
+
+	for (;;) {
+		pthread_mutex_lock(&dom->lock);
+		now = lgp_now_ns();
+		lgp_domain_progress(dom, now);
+		if (!ep->queued_msgs || now > deadline)
+			break;
+		pthread_mutex_unlock(&dom->lock);
+		sched_yield();
+	}
+	if (ep->queued_msgs) {
+		LGP_WARN(FI_LOG_EP_DATA, "dropping %zu deferred sends of a "
+			 "closing endpoint the provider would not take\n",
+			 ep->queued_msgs);
+		for (i = 0; i < lgp_dq_size(&dom->sendq); i++) {
+			struct lgp_req *req = dom->sendq.heap[i].item;
+
+			if (req->ep == ep)
+				req->ep = NULL;
+		}
+	}
+	pthread_mutex_unlock(&dom->lock);
+}
+
+static int lgp_ep_close(struct fid *fid)
+{
+	struct lgp_ep *ep = lgp_container_of(fid, struct lgp_ep, ep.fid);
+	int ret;
+
+	if (ep->dom->active)
+		lgp_ep_flush(ep);
+	ret = fi_close(&ep->hep->fid);
+	if (ret)
+		return ret;
+	free(ep);
+	return 0;
+}
+
+static int lgp_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
+{
+	struct lgp_ep *ep = lgp_container_of(fid, struct lgp_ep, ep.fid);
+	int ret;
+
+	ret = fi_ep_bind(ep->hep, lgp_fid_real(bfid), flags);
+	if (ret)
+		return ret;
+	if (bfid->ops == &lgp_cq_fi_ops) {
+		struct lgp_cq *cq = lgp_container_of(bfid, struct lgp_cq, cq.fid);
+
+		if (flags & FI_TRANSMIT) {
+			ep->tx_cq = cq;
+			ep->tx_selective = !!(flags & FI_SELECTIVE_COMPLETION);
+		}
+		if (flags & FI_RECV)
+			ep->rx_cq = cq;
+	} else if (bfid->ops == &lgp_cntr_fi_ops && (flags & FI_RECV)) {
+		lgp_container_of(bfid, struct lgp_cntr, cntr.fid)->counts_recv = true;
+	}
+	return 0;
+}
+
+struct fi_ops lgp_ep_fi_ops = {
+	.size = sizeof(struct fi_ops),
+	.close = lgp_ep_close,
+	.bind = lgp_ep_bind,
+	.control = lgp_fid_control,
+	.ops_open = lgp_fid_ops_open,
+	.tostr = lgp_fid_tostr,
+	.ops_set = lgp_fid_ops_set,
+};
+
+static struct lgp_ep *lgp_ep_of(struct fid_ep *ep)
+{
+	return lgp_container_of(ep, struct lgp_ep, ep);
+}
+
+static ssize_t lgp_ep_cancel(fid_t fid, void *context)
+{
+	return fi_cancel(lgp_fid_real(fid), context);
+}
+
+static int lgp_ep_getopt(fid_t fid, int level, int optname, void *optval,
+			 size_t *optlen)
+{
+	return fi_getopt(lgp_fid_real(fid), level, optname, optval, optlen);
+}
+
+static int lgp_ep_setopt(fid_t fid, int level, int optname, const void *optval,
+			 size_t optlen)
+{
+	return fi_setopt(lgp_fid_real(fid), level, optname, optval, optlen);
+}
+
+static int lgp_ep_tx_ctx(struct fid_ep *sep, int index, struct fi_tx_attr *attr,
+			 struct fid_ep **tx_ep, void *context)
+{
+	struct lgp_ep *ep = lgp_ep_of(sep);
+	struct fi_info info = { .tx_attr = attr };
+	struct fid_ep *htx;
+	int ret;
+
+	ret = fi_tx_context(ep->hep, index, attr, &htx, NULL);
+	if (ret)
+		return ret;
+	ret = lgp_ep_wrap(ep->dom, htx, context, FI_CLASS_TX_CTX,
+			  attr ? &info : NULL, tx_ep);
+	if (ret)
+		fi_close(&htx->fid);
+	return ret;
+}
+
+static int lgp_ep_rx_ctx(struct fid_ep *sep, int index, struct fi_rx_attr *attr,
+			 struct fid_ep **rx_ep, void *context)
+{
+	struct lgp_ep *ep = lgp_ep_of(sep);
+	struct fid_ep *hrx;
+	int ret;
+
+	ret = fi_rx_context(ep->hep, index, attr, &hrx, NULL);
+	if (ret)
+		return ret;
+	ret = lgp_ep_wrap(ep->dom, hrx, context, FI_CLASS_RX_CTX, NULL, rx_ep);
+	if (ret)
+		fi_close(&hrx->fid);
+	return ret;
+}
+
+static ssize_t lgp_ep_rx_size_left(struct fid_ep *ep)
+{
+	struct fid_ep *hep = lgp_ep_of(ep)->hep;
+
+	return hep->ops->rx_size_left(hep);
+}
+
+static ssize_t lgp_ep_tx_size_left(struct fid_ep *ep)
+{
+	struct fid_ep *hep = lgp_ep_of(ep)->hep;
+
+	return hep->ops->tx_size_left(hep);
+}
+
+static struct fi_ops_ep lgp_ep_ops = {
+	.size = sizeof(struct fi_ops_ep),
+	.cancel = lgp_ep_cancel,
+	.getopt = lgp_ep_getopt,
+	.setopt = lgp_ep_setopt,
+	.tx_ctx = lgp_ep_tx_ctx,
+	.rx_ctx = lgp_ep_rx_ctx,
+	.rx_size_left = lgp_ep_rx_size_left,
+	.tx_size_left = lgp_ep_tx_size_left,
+};
+
+/* Connection management passes straight through to the real endpoint. */
+static int lgp_cm_setname(fid_t fid, void *addr, size_t addrlen)
+{
+	return fi_setname(lgp_fid_real(fid), addr, addrlen);
+}
+
+static int lgp_cm_getname(fid_t fid, void *addr, size_t *addrlen)
+{
+	return fi_getname(lgp_fid_real(fid), addr, addrlen);
+}
+
+static int lgp_cm_getpeer(struct fid_ep *ep, void *addr, size_t *addrlen)
+{
+	return fi_getpeer(lgp_ep_of(ep)->hep, addr, addrlen);
+}
+
+static int lgp_cm_connect(struct fid_ep *ep, const void *addr,
+			  const void *param, size_t paramlen)
+{
+	return fi_connect(lgp_ep_of(ep)->hep, addr, param, paramlen);
+}
+
+static int lgp_cm_listen(struct fid_pep *pep)
+{
+	return fi_listen(lgp_container_of(pep, struct lgp_pep, pep)->hpep);
+}
+
+static int lgp_cm_accept(struct fid_ep *ep, const void *param, size_t paramlen)
+{
+	return fi_accept(lgp_ep_of(ep)->hep, param, paramlen);
+}
+
+static int lgp_cm_reject(struct fid_pep *pep, fid_t handle, const void *param,
+			 size_t paramlen)
+{
+	return fi_reject(lgp_container_of(pep, struct lgp_pep, pep)->hpep,
+			 handle, param, paramlen);
+}
+
+static int lgp_cm_shutdown(struct fid_ep *ep, uint64_t flags)
+{
+	return fi_shutdown(lgp_ep_of(ep)->hep, flags);
+}
+
+static int lgp_cm_join(struct fid_ep *ep, const void *addr, uint64_t flags,
+		       struct fid_mc **mc, void *context)
+{
+	return fi_join(lgp_ep_of(ep)->hep, addr, flags, mc, context);
+}
+
+struct fi_ops_cm lgp_cm_ops = {
+	.size = sizeof(struct fi_ops_cm),
+	.setname = lgp_cm_setname,
+	.getname = lgp_cm_getname,
+	.getpeer = lgp_cm_getpeer,
+	.connect = lgp_cm_connect,
+	.listen = lgp_cm_listen,
+	.accept = lgp_cm_accept,
+	.reject = lgp_cm_reject,
+	.shutdown = lgp_cm_shutdown,
+	.join = lgp_cm_join,
+};
+
+int lgp_ep_wrap(struct lgp_domain *dom, struct fid_ep *hep, void *context,
+		size_t fclass, const struct fi_info *info, struct fid_ep **out)
+{
+	struct lgp_ep *ep;
+
+	ep = calloc(1, sizeof(*ep));
+	if (!ep)
+		return -FI_ENOMEM;
+	ep->hep = hep;
+	ep->dom = dom;
+	if (info && info->tx_attr) {
+		ep->tx_op_flags = info->tx_attr->op_flags;
+		ep->inject_size = info->tx_attr->inject_size;
+	}
+	lgp_pacer_init(&ep->pacer, dom->params.gap_ns, dom->params.bulk_gap_fs);
+
+	ep->ep.fid.fclass = fclass;
+	ep->ep.fid.context = context;
+	ep->ep.fid.ops = &lgp_ep_fi_ops;
+	ep->ep.ops = &lgp_ep_ops;
+	/* Mirror the real endpoint: an interface it lacks stays absent. */
+	ep->ep.cm = hep->cm ? &lgp_cm_ops : NULL;
+	ep->ep.msg = hep->msg ? &lgp_ep_msg_ops : NULL;
+	ep->ep.tagged = hep->tagged ? &lgp_ep_tagged_ops : NULL;
+	ep->ep.rma = hep->rma ? &lgp_ep_rma_ops : NULL;
+	ep->ep.atomic = hep->atomic ? &lgp_ep_atomic_ops : NULL;
+	ep->ep.collective = NULL;
+	hep->fid.context = ep;
+	*out = &ep->ep;
+	return 0;
+}

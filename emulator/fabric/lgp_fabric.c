@@ -1,0 +1,202 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Fabric wrapper: the hook's entry point and the per-fabric counters.
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "lgp_fi.h"
+
+static pthread_mutex_t lgp_fabric_list_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct lgp_fabric *lgp_fabric_list;
+
+int lgp_domain_open(struct fid_fabric *fabric, struct fi_info *info,
+		    struct fid_domain **domain, void *context);
+
+/*
+ * Utility providers are named ofi_* (ofi_rxm, ofi_rxd, ofi_mrail); they move
+ * their messages through a core fabric that is hooked on its own.
+ */
+static bool lgp_prov_is_utility(const struct fi_provider *prov)
+{
+	return prov && prov->name && !strncmp(prov->name, "ofi_", 4);
+}
+
+void lgp_fabric_stats_write(struct lgp_fabric *fab)
+{
+	const struct lgp_config *cfg = lgp_config_get();
+	char line[1024];
+	int len, fd;
+
+	if (fab->stats_written)
+		return;
+	fab->stats_written = true;
+	len = lgp_stats_json(&fab->stats, fab->prov_name, line, sizeof(line) - 1);
+	if (len < 0 || (size_t) len >= sizeof(line) - 1)
+		return;
+	LGP_INFO(FI_LOG_FABRIC, "stats %s\n", line);
+	if (!cfg->stats_file[0])
+		return;
+	line[len++] = '\n';
+	/* One O_APPEND write per line keeps lines of concurrent ranks whole. */
+	fd = open(cfg->stats_file, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		LGP_WARN(FI_LOG_FABRIC, "cannot open LOGGP_STATS_FILE %s\n",
+			 cfg->stats_file);
+		return;
+	}
+	if (write(fd, line, len) != len)
+		LGP_WARN(FI_LOG_FABRIC, "short write to %s\n", cfg->stats_file);
+	close(fd);
+}
+
+void lgp_fabric_stats_write_all(void)
+{
+	struct lgp_fabric *fab;
+
+	pthread_mutex_lock(&lgp_fabric_list_lock);
+	for (fab = lgp_fabric_list; fab; fab = fab->next)
+		lgp_fabric_stats_write(fab);
+	pthread_mutex_unlock(&lgp_fabric_list_lock);
+}
+
+static int lgp_fabric_close(struct fid *fid)
+{
+	struct lgp_fabric *fab = lgp_container_of(fid, struct lgp_fabric, fabric.fid);
+	struct lgp_fabric **p;
+	int ret;
+
+	ret = fi_close(&fab->hfabric->fid);
+	if (ret)
+		return ret;
+	pthread_mutex_lock(&lgp_fabric_list_lock);
+	lgp_fabric_stats_write(fab);
+	for (p = &lgp_fabric_list; *p; p = &(*p)->next) {
+		if (*p == fab) {
+			*p = fab->next;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&lgp_fabric_list_lock);
+	free(fab);
+	return 0;
+}
+
+static int lgp_fabric_domain(struct fid_fabric *fabric, struct fi_info *info,
+			     struct fid_domain **domain, void *context)
+{
+	return lgp_domain_open(fabric, info, domain, context);
+}
+
+static int lgp_fabric_domain2(struct fid_fabric *fabric, struct fi_info *info,
+			      struct fid_domain **domain, uint64_t flags,
+			      void *context)
+{
+	if (flags)
+		return -FI_EBADFLAGS;
+	return lgp_domain_open(fabric, info, domain, context);
+}
+
+static int lgp_fabric_pep(struct fid_fabric *fabric, struct fi_info *info,
+			  struct fid_pep **pep, void *context)
+{
+	return lgp_pep_open(lgp_container_of(fabric, struct lgp_fabric, fabric),
+			    info, pep, context);
+}
+
+static int lgp_fabric_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,
+			      struct fid_eq **eq, void *context)
+{
+	return lgp_eq_open(lgp_container_of(fabric, struct lgp_fabric, fabric),
+			   attr, eq, context);
+}
+
+/* Wait sets are not wrapped: the application hands them back unchanged. */
+static int lgp_fabric_wait_open(struct fid_fabric *fabric,
+				struct fi_wait_attr *attr,
+				struct fid_wait **waitset)
+{
+	struct lgp_fabric *fab = lgp_container_of(fabric, struct lgp_fabric, fabric);
+
+	return fi_wait_open(fab->hfabric, attr, waitset);
+}
+
+static int lgp_fabric_trywait(struct fid_fabric *fabric, struct fid **fids,
+			      int count)
+{
+	struct lgp_fabric *fab = lgp_container_of(fabric, struct lgp_fabric, fabric);
+	struct fid *hfids[64];
+	int i;
+
+	if (count > 64)
+		return -FI_EINVAL;
+	for (i = 0; i < count; i++)
+		hfids[i] = lgp_fid_real(fids[i]);
+	return fi_trywait(fab->hfabric, hfids, count);
+}
+
+struct fi_ops lgp_fabric_fi_ops = {
+	.size = sizeof(struct fi_ops),
+	.close = lgp_fabric_close,
+	.bind = lgp_fid_bind,
+	.control = lgp_fid_control,
+	.ops_open = lgp_fid_ops_open,
+	.tostr = lgp_fid_tostr,
+	.ops_set = lgp_fid_ops_set,
+};
+
+static struct fi_ops_fabric lgp_fabric_ops = {
+	.size = sizeof(struct fi_ops_fabric),
+	.domain = lgp_fabric_domain,
+	.passive_ep = lgp_fabric_pep,
+	.eq_open = lgp_fabric_eq_open,
+	.wait_open = lgp_fabric_wait_open,
+	.trywait = lgp_fabric_trywait,
+	.domain2 = lgp_fabric_domain2,
+};
+
+int lgp_fabric_hook(struct fi_fabric_attr *attr, struct fid_fabric **fabric,
+		    void *context)
+{
+	const struct fi_provider *hprov = context;
+	const struct lgp_config *cfg = lgp_config_get();
+	struct lgp_fabric *fab;
+
+	if (lgp_prov_is_utility(hprov)) {
+		*fabric = attr->fabric;
+		return 0;
+	}
+	if (cfg->error) {
+		/*
+		 * libfabric ignores a hook's error here and keeps the unhooked
+		 * fabric, so the refusal happens at fi_domain()/fi_passive_ep()
+		 * instead: say so loudly now, whatever FI_LOG_LEVEL is.
+		 */
+		if (fi_log_enabled(&lgp_prov, FI_LOG_WARN, FI_LOG_FABRIC))
+			LGP_WARN(FI_LOG_FABRIC, "%s\n", cfg->errmsg);
+		else
+			fprintf(stderr, "loggp: %s\n", cfg->errmsg);
+	}
+
+	fab = calloc(1, sizeof(*fab));
+	if (!fab)
+		return -FI_ENOMEM;
+	fab->hfabric = attr->fabric;
+	fab->prov_name = hprov && hprov->name ? hprov->name : "unknown";
+	fab->fabric.fid.fclass = FI_CLASS_FABRIC;
+	fab->fabric.fid.context = attr->fabric->fid.context;
+	fab->fabric.fid.ops = &lgp_fabric_fi_ops;
+	fab->fabric.ops = &lgp_fabric_ops;
+	fab->fabric.api_version = attr->fabric->api_version;
+
+	pthread_mutex_lock(&lgp_fabric_list_lock);
+	fab->next = lgp_fabric_list;
+	lgp_fabric_list = fab;
+	pthread_mutex_unlock(&lgp_fabric_list_lock);
+
+	*fabric = &fab->fabric;
+	return 0;
+}

@@ -1,0 +1,327 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ofi_hook_loggp: a libfabric hooking provider that adds LogGP delays.
+ *
+ * libfabric calls lgp_fabric_hook() for every fabric the application opens
+ * (FI_HOOK=loggp).  For a core provider (tcp, shm, udp, verbs ...) it wraps
+ * the fabric and, through it, every object opened below: domains,
+ * endpoints, completion queues, counters, address vectors, event queues,
+ * memory regions and poll sets.  Utility providers (ofi_rxm, ofi_rxd,
+ * ofi_mrail) are returned untouched: their own traffic runs over a core
+ * fabric that is itself hooked, so each message is delayed exactly once,
+ * at the provider nearest the wire.
+ *
+ * Every wrapper starts with the public libfabric object, so the pointer the
+ * application holds is the wrapper; the wrapped ("real") object is opened
+ * with the wrapper as its context, which lets events that name a real fid
+ * be mapped back (lgp_fid_from_real()).
+ *
+ * Delay model (DESIGN.md, "LogGP semantics"), applied on the sending side:
+ *   - o_s is spun inside every send-type call;
+ *   - the message is paced through the endpoint's injection port (g, G) and
+ *     held in the domain's delay queue until it has left and L has passed,
+ *     then posted to the real endpoint by whichever thread gets there first
+ *     (the application's next call into the domain, or the progress thread);
+ *   - the application's local completion is synthesised when the message has
+ *     left (so L never delays it), the payload having been copied at the call;
+ *   - o_r is spun when a receive completion is handed to the application.
+ * All knobs zero means pass-through: no copy, no lock, no queue.
+ */
+#ifndef LGP_FI_H
+#define LGP_FI_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rdma/fabric.h>
+#include <rdma/fi_atomic.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_eq.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
+#include <rdma/fi_tagged.h>
+#include <rdma/providers/fi_log.h>
+#include <rdma/providers/fi_prov.h>
+
+#include <lgp/dqueue.h>
+#include <lgp/knob.h>
+#include <lgp/pacer.h>
+#include <lgp/stats.h>
+
+extern struct fi_provider lgp_prov;
+
+#define LGP_WARN(subsys, ...) FI_WARN(&lgp_prov, subsys, __VA_ARGS__)
+#define LGP_INFO(subsys, ...) FI_INFO(&lgp_prov, subsys, __VA_ARGS__)
+
+/* Limits of one endpoint's send queue (back-pressure beyond them). */
+#define LGP_EP_QUEUE_MSGS	1024
+#define LGP_EP_QUEUE_BYTES	(64ULL << 20)
+/* Synthesised completions one CQ can hold. */
+#define LGP_CQ_QUEUE_DEPTH	65536
+
+/* Process-wide configuration, read once from the environment. */
+struct lgp_config {
+	struct lgp_params params;
+	bool active;		/* any knob non-zero */
+	int error;		/* knob parse error: refuse to open domains */
+	char errmsg[LGP_KNOB_ERRLEN];
+	char stats_file[4096];	/* LOGGP_STATS_FILE, or "" */
+};
+
+const struct lgp_config *lgp_config_get(void);
+
+/* ---- fabric ---------------------------------------------------------- */
+
+struct lgp_fabric {
+	struct fid_fabric fabric;
+	struct fid_fabric *hfabric;
+	const char *prov_name;
+	struct lgp_stats stats;
+	bool stats_written;
+	struct lgp_fabric *next;	/* list of open fabrics for exit dump */
+};
+
+int lgp_fabric_hook(struct fi_fabric_attr *attr, struct fid_fabric **fabric,
+		    void *context);
+void lgp_fabric_stats_write(struct lgp_fabric *fab);
+void lgp_fabric_stats_write_all(void);
+
+/* ---- domain ---------------------------------------------------------- */
+
+struct lgp_ep;
+
+struct lgp_domain {
+	struct fid_domain domain;
+	struct fid_domain *hdomain;
+	struct lgp_fabric *fab;
+	struct lgp_params params;
+	bool active;
+	/*
+	 * Serialises the shim's state and every data-path call into the real
+	 * domain while delays are active, so the progress thread may post
+	 * into providers whose threading model is FI_THREAD_DOMAIN.
+	 */
+	pthread_mutex_t lock;
+	struct lgp_dq sendq;		/* deferred sends, by post time */
+	uint64_t next_release;		/* mirror of lgp_dq_next(), for the thread */
+	struct lgp_domain *prog_next;	/* progress thread's list */
+};
+
+/* Posts every deferred operation whose time has come; lock held. */
+void lgp_domain_progress(struct lgp_domain *dom, uint64_t now);
+
+/* ---- completion queue ------------------------------------------------ */
+
+struct lgp_cq {
+	struct fid_cq cq;
+	struct fid_cq *hcq;
+	struct lgp_domain *dom;
+	enum fi_cq_format app_format;	/* what the application reads */
+	enum fi_cq_format real_format;	/* what the real CQ was opened with */
+	size_t app_size;
+	bool shim;			/* reads go through the shim */
+	struct lgp_dq synq;		/* synthesised completions by time */
+	/* An error entry for a deferred operation, held for readerr. */
+	bool err_pending;
+	struct fi_cq_err_entry err;
+};
+
+/* Queue a synthesised completion; lock held.  Returns 0 or -FI_EAGAIN. */
+int lgp_cq_synth(struct lgp_cq *cq, uint64_t release, void *op_context,
+		 uint64_t flags, size_t len, void *buf, uint64_t data,
+		 uint64_t tag);
+
+/* ---- counter --------------------------------------------------------- */
+
+struct lgp_cntr {
+	struct fid_cntr cntr;
+	struct fid_cntr *hcntr;
+	struct lgp_domain *dom;
+	bool counts_recv;	/* bound to an endpoint for FI_RECV */
+	uint64_t seen;		/* value last handed to the application */
+};
+
+/* ---- endpoint -------------------------------------------------------- */
+
+enum lgp_op_kind {
+	LGP_OP_MSG,
+	LGP_OP_TAGGED,
+	LGP_OP_WRITE,
+	LGP_OP_READ,
+	LGP_OP_ATOMIC,
+	LGP_OP_FETCH_ATOMIC,
+	LGP_OP_COMPARE_ATOMIC,
+};
+
+struct lgp_ep {
+	struct fid_ep ep;
+	struct fid_ep *hep;
+	struct lgp_domain *dom;
+	struct lgp_cq *tx_cq;
+	struct lgp_cq *rx_cq;
+	bool tx_selective;	/* bound with FI_SELECTIVE_COMPLETION */
+	struct lgp_pacer pacer;
+	uint64_t tx_op_flags;	/* default flags of the transmit context */
+	size_t inject_size;
+	size_t queued_msgs;	/* deferred, not yet posted */
+	size_t queued_bytes;
+};
+
+int lgp_ep_wrap(struct lgp_domain *dom, struct fid_ep *hep, void *context,
+		size_t fclass, const struct fi_info *info, struct fid_ep **ep);
+
+/* Data-transfer ops tables of an endpoint (lgp_ep_data.c). */
+extern struct fi_ops_msg lgp_ep_msg_ops;
+extern struct fi_ops_tagged lgp_ep_tagged_ops;
+extern struct fi_ops_rma lgp_ep_rma_ops;
+extern struct fi_ops_atomic lgp_ep_atomic_ops;
+
+/* ---- send-type operations ------------------------------------------- */
+
+/*
+ * One send-type operation: what the application asked for, or, once
+ * deferred, a copy the shim owns.  ctx comes first: it is handed to the
+ * real provider as the context of operations the shim posts on its own
+ * behalf (providers in FI_CONTEXT mode write into it), and
+ * lgp_req_from_context() recognises it by address.
+ */
+struct lgp_req {
+	struct fi_context2 ctx;
+	struct lgp_ep *ep;		/* NULL once its endpoint is gone */
+	enum lgp_op_kind kind;
+	bool inject_call;		/* fi_inject*(): no completion wanted */
+	bool deferred;			/* owned by the shim, payload copied */
+	bool want_cqe;			/* the application expects a completion */
+	void *app_context;
+	uint64_t flags;			/* the application's operation flags */
+	size_t len;			/* bytes of payload (or of result) */
+	void *payload;			/* shim-owned copy of the source data */
+	/* source (or, for reads, destination) buffers */
+	const struct iovec *iovp;
+	void **descp;
+	size_t iov_count;
+	struct iovec iov1;
+	void *desc1;
+	fi_addr_t addr;
+	uint64_t tag;
+	uint64_t data;
+	struct fi_rma_iov rma_iov;
+	/* atomics: operand, result and compare vectors (one element each) */
+	struct fi_ioc ioc, res_ioc, cmp_ioc;
+	void *ioc_desc, *res_desc, *cmp_desc;
+	struct fi_rma_ioc rma_ioc;
+	enum fi_datatype datatype;
+	enum fi_op op;
+	uint64_t return_ns;		/* L + n*G for data coming back */
+	/* The completion the application will read, once released. */
+	struct fi_cq_tagged_entry cqe;
+	/* One for the real post awaiting completion, one per queued copy. */
+	int refs;
+	struct lgp_req *next_free;
+};
+
+/* A zeroed request with one reference, or NULL when the pool is empty. */
+struct lgp_req *lgp_req_alloc(void);
+/* Drops a reference; the last one frees the payload and the request. */
+void lgp_req_put(struct lgp_req *req);
+/* The request an op_context names, or NULL if it is the application's. */
+struct lgp_req *lgp_req_from_context(void *op_context);
+
+/*
+ * Every send-type call on an active domain: spins o_s, paces through the
+ * endpoint's port, then posts at once (nothing to wait for and nothing
+ * queued ahead) or copies and defers the operation.  req describes the
+ * call (its buffers are the caller's, valid during the call); it is
+ * consumed.  Takes and releases the domain lock.
+ */
+ssize_t lgp_send_submit(struct lgp_ep *ep, struct lgp_req *req);
+
+/* Posts a request to the real endpoint; lock held. */
+ssize_t lgp_req_post(struct lgp_req *req);
+
+/* The real CQ reported on a request the shim posted; lock held. */
+void lgp_req_complete(struct lgp_cq *cq, struct lgp_req *req,
+		      const struct fi_cq_tagged_entry *e,
+		      const struct fi_cq_err_entry *err);
+
+/* Counts a message on a pass-through (all knobs zero) endpoint. */
+void lgp_ep_count(struct lgp_ep *ep, size_t len);
+
+/* ---- progress thread ------------------------------------------------- */
+
+int lgp_progress_add(struct lgp_domain *dom);
+void lgp_progress_del(struct lgp_domain *dom);
+/* Tell the thread a domain's earliest release time moved earlier. */
+void lgp_progress_kick(struct lgp_domain *dom, uint64_t release);
+
+/* ---- passive endpoint, event queue, address vector, memory region ---- */
+
+int lgp_pep_open(struct lgp_fabric *fab, struct fi_info *info,
+		 struct fid_pep **pep, void *context);
+int lgp_eq_open(struct lgp_fabric *fab, struct fi_eq_attr *attr,
+		struct fid_eq **eq, void *context);
+int lgp_av_open(struct fid_domain *domain, struct fi_av_attr *attr,
+		struct fid_av **av, void *context);
+int lgp_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
+		struct fid_cq **cq, void *context);
+int lgp_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
+		  struct fid_cntr **cntr, void *context);
+int lgp_poll_open(struct fid_domain *domain, struct fi_poll_attr *attr,
+		  struct fid_poll **pollset);
+int lgp_mr_wrap(struct lgp_domain *dom, struct fid_mr *hmr, void *context,
+		struct fid_mr **mr);
+extern struct fi_ops_mr lgp_mr_ops;
+
+struct lgp_pep {
+	struct fid_pep pep;
+	struct fid_pep *hpep;
+};
+
+struct lgp_eq {
+	struct fid_eq eq;
+	struct fid_eq *heq;
+};
+
+struct lgp_av {
+	struct fid_av av;
+	struct fid_av *hav;
+};
+
+struct lgp_mr {
+	struct fid_mr mr;
+	struct fid_mr *hmr;
+};
+
+struct lgp_poll {
+	struct fid_poll poll;
+	struct fid_poll *hpoll;
+};
+
+/* ---- fid translation ------------------------------------------------- */
+
+extern struct fi_ops lgp_fabric_fi_ops, lgp_domain_fi_ops, lgp_ep_fi_ops,
+	lgp_cq_fi_ops, lgp_cntr_fi_ops, lgp_av_fi_ops, lgp_eq_fi_ops,
+	lgp_mr_fi_ops, lgp_pep_fi_ops, lgp_poll_fi_ops;
+
+#define lgp_container_of(ptr, type, member) \
+	((type *)((char *)(ptr) - offsetof(type, member)))
+
+/* The real object behind one of our wrappers; other fids are returned as is. */
+struct fid *lgp_fid_real(struct fid *fid);
+/* Our wrapper for a real fid we opened, or the fid itself. */
+struct fid *lgp_fid_from_real(struct fid *hfid);
+
+/* fi_ops shared by every wrapper: control/ops_open/tostr/ops_set forward. */
+int lgp_fid_control(struct fid *fid, int command, void *arg);
+int lgp_fid_ops_open(struct fid *fid, const char *name, uint64_t flags,
+		     void **ops, void *context);
+int lgp_fid_tostr(const struct fid *fid, char *buf, size_t len);
+int lgp_fid_ops_set(struct fid *fid, const char *name, uint64_t flags,
+		    void *ops, void *context);
+int lgp_fid_bind(struct fid *fid, struct fid *bfid, uint64_t flags);
+
+#endif /* LGP_FI_H */

@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Pool of send-type requests.  All requests live in one slab, so a
+ * completion's op_context is recognised as the shim's by an address range
+ * check, without touching memory that may be the application's.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "lgp_fi.h"
+
+/* Bounds the shim's outstanding operations across the whole process. */
+#define LGP_REQ_POOL	(1u << 16)
+
+static pthread_mutex_t lgp_req_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct lgp_req *lgp_req_slab;
+static struct lgp_req *lgp_req_free_list;
+static size_t lgp_req_next;	/* slab entries handed out at least once */
+
+struct lgp_req *lgp_req_alloc(void)
+{
+	struct lgp_req *req = NULL;
+
+	pthread_mutex_lock(&lgp_req_lock);
+	if (!lgp_req_slab) {
+		/* Untouched pages cost nothing until the queue grows. */
+		void *p = mmap(NULL, LGP_REQ_POOL * sizeof(struct lgp_req),
+			       PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+		if (p != MAP_FAILED)
+			lgp_req_slab = p;
+	}
+	if (lgp_req_free_list) {
+		req = lgp_req_free_list;
+		lgp_req_free_list = req->next_free;
+	} else if (lgp_req_slab && lgp_req_next < LGP_REQ_POOL) {
+		req = &lgp_req_slab[lgp_req_next++];
+	}
+	pthread_mutex_unlock(&lgp_req_lock);
+	if (req) {
+		memset(req, 0, sizeof(*req));
+		req->refs = 1;
+	}
+	return req;
+}
+
+void lgp_req_put(struct lgp_req *req)
+{
+	if (--req->refs > 0)
+		return;
+	free(req->payload);
+	pthread_mutex_lock(&lgp_req_lock);
+	req->next_free = lgp_req_free_list;
+	lgp_req_free_list = req;
+	pthread_mutex_unlock(&lgp_req_lock);
+}
+
+struct lgp_req *lgp_req_from_context(void *op_context)
+{
+	char *p = op_context, *base = (char *) lgp_req_slab;
+
+	if (!base || p < base || p >= base + LGP_REQ_POOL * sizeof(struct lgp_req))
+		return NULL;
+	return (struct lgp_req *) (base + (size_t) (p - base) /
+				   sizeof(struct lgp_req) * sizeof(struct lgp_req));
+}

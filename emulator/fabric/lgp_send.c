@@ -1,0 +1,332 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The delay engine of send-type operations: o_s, pacing (g, G), the delay
+ * line (L), and posting to the real endpoint.
+ *
+ * An operation that finds nothing to wait for (L = 0, the port free,
+ * nothing queued ahead on its endpoint) is posted at once with the
+ * application's own buffers and context: no copy.  Otherwise its payload
+ * is copied, its local completion is synthesised for the time it has left
+ * the port, and it waits in the domain's delay queue until then + L.
+ * Because an endpoint's departure times never decrease, its operations
+ * leave the queue in the order they were issued.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <lgp/clock.h>
+
+#include "lgp_fi.h"
+
+void lgp_ep_count(struct lgp_ep *ep, size_t len)
+{
+	lgp_stats_add(&ep->dom->fab->stats, LGP_STAT_MSGS, 1);
+	lgp_stats_add(&ep->dom->fab->stats, LGP_STAT_BYTES, len);
+}
+
+static bool lgp_req_returns_data(const struct lgp_req *req)
+{
+	return req->kind == LGP_OP_READ || req->kind == LGP_OP_FETCH_ATOMIC ||
+	       req->kind == LGP_OP_COMPARE_ATOMIC;
+}
+
+static uint64_t lgp_req_cq_flags(const struct lgp_req *req)
+{
+	switch (req->kind) {
+	case LGP_OP_MSG:
+		return FI_SEND | FI_MSG;
+	case LGP_OP_TAGGED:
+		return FI_SEND | FI_TAGGED;
+	case LGP_OP_WRITE:
+		return FI_RMA | FI_WRITE;
+	case LGP_OP_READ:
+		return FI_RMA | FI_READ;
+	case LGP_OP_ATOMIC:
+		return FI_ATOMIC | FI_WRITE;
+	default:
+		return FI_ATOMIC | FI_READ;
+	}
+}
+
+/*
+ * Takes ownership of the source data so the application may reuse its
+ * buffers once the call returns, as after a real send's local completion.
+ * Reads and fetching atomics write into the application's buffers, which
+ * it may not touch until their completion anyway.
+ */
+static int lgp_req_own(struct lgp_req *req)
+{
+	size_t i, off = 0;
+	char *p;
+
+	if (req->kind == LGP_OP_ATOMIC) {
+		size_t sz = req->len;
+
+		p = malloc(sz ? sz : 1);
+		if (!p)
+			return -FI_ENOMEM;
+		memcpy(p, req->ioc.addr, sz);
+		req->payload = p;
+		req->ioc.addr = p;
+		req->ioc_desc = NULL;
+		return 0;
+	}
+	if (lgp_req_returns_data(req)) {
+		if (req->iov_count != 1)
+			return -FI_EINVAL;
+		req->iov1 = req->iovp[0];
+		req->desc1 = req->descp ? req->descp[0] : NULL;
+		req->iovp = &req->iov1;
+		req->descp = &req->desc1;
+		return 0;
+	}
+	p = malloc(req->len ? req->len : 1);
+	if (!p)
+		return -FI_ENOMEM;
+	for (i = 0; i < req->iov_count; i++) {
+		memcpy(p + off, req->iovp[i].iov_base, req->iovp[i].iov_len);
+		off += req->iovp[i].iov_len;
+	}
+	req->payload = p;
+	req->iov1.iov_base = p;
+	req->iov1.iov_len = req->len;
+	req->desc1 = NULL;
+	req->iovp = &req->iov1;
+	req->descp = &req->desc1;
+	req->iov_count = 1;
+	return 0;
+}
+
+/* Deferred operations small enough go out through the inject calls. */
+static bool lgp_req_injectable(const struct lgp_req *req)
+{
+	if (req->deferred)
+		return !lgp_req_returns_data(req) && req->len <= req->ep->inject_size;
+	return req->inject_call;
+}
+
+static ssize_t lgp_req_post_inject(struct lgp_req *req, struct fid_ep *hep)
+{
+	const void *buf = req->iovp ? req->iovp[0].iov_base : NULL;
+	bool data = req->flags & FI_REMOTE_CQ_DATA;
+
+	switch (req->kind) {
+	case LGP_OP_MSG:
+		return data ? fi_injectdata(hep, buf, req->len, req->data, req->addr) :
+			      fi_inject(hep, buf, req->len, req->addr);
+	case LGP_OP_TAGGED:
+		return data ? fi_tinjectdata(hep, buf, req->len, req->data,
+					     req->addr, req->tag) :
+			      fi_tinject(hep, buf, req->len, req->addr, req->tag);
+	case LGP_OP_WRITE:
+		return data ? fi_inject_writedata(hep, buf, req->len, req->data,
+						  req->addr, req->rma_iov.addr,
+						  req->rma_iov.key) :
+			      fi_inject_write(hep, buf, req->len, req->addr,
+					      req->rma_iov.addr, req->rma_iov.key);
+	case LGP_OP_ATOMIC:
+		return fi_inject_atomic(hep, req->ioc.addr, req->ioc.count,
+					req->addr, req->rma_ioc.addr,
+					req->rma_ioc.key, req->datatype, req->op);
+	default:
+		return -FI_EINVAL;
+	}
+}
+
+ssize_t lgp_req_post(struct lgp_req *req)
+{
+	struct lgp_ep *ep = req->ep;
+	struct fid_ep *hep;
+	void *ctx;
+	uint64_t flags;
+	ssize_t ret;
+
+	if (!ep) {
+		lgp_req_put(req);
+		return 0;
+	}
+	hep = ep->hep;
+	if (lgp_req_injectable(req)) {
+		ret = lgp_req_post_inject(req, hep);
+		goto out;
+	}
+	/* The shim's own posts always complete, so their buffers can go. */
+	ctx = req->deferred ? (void *) &req->ctx : req->app_context;
+	flags = req->deferred ? (req->flags & ~FI_INJECT) | FI_COMPLETION :
+				req->flags;
+
+	switch (req->kind) {
+	case LGP_OP_MSG: {
+		struct fi_msg m = {
+			.msg_iov = req->iovp, .desc = req->descp,
+			.iov_count = req->iov_count, .addr = req->addr,
+			.context = ctx, .data = req->data,
+		};
+		ret = fi_sendmsg(hep, &m, flags);
+		break;
+	}
+	case LGP_OP_TAGGED: {
+		struct fi_msg_tagged m = {
+			.msg_iov = req->iovp, .desc = req->descp,
+			.iov_count = req->iov_count, .addr = req->addr,
+			.tag = req->tag, .context = ctx, .data = req->data,
+		};
+		ret = fi_tsendmsg(hep, &m, flags);
+		break;
+	}
+	case LGP_OP_WRITE:
+	case LGP_OP_READ: {
+		struct fi_msg_rma m = {
+			.msg_iov = req->iovp, .desc = req->descp,
+			.iov_count = req->iov_count, .addr = req->addr,
+			.rma_iov = &req->rma_iov, .rma_iov_count = 1,
+			.context = ctx, .data = req->data,
+		};
+		ret = req->kind == LGP_OP_WRITE ? fi_writemsg(hep, &m, flags) :
+						  fi_readmsg(hep, &m, flags);
+		break;
+	}
+	default: {
+		struct fi_msg_atomic m = {
+			.msg_iov = &req->ioc, .desc = &req->ioc_desc,
+			.iov_count = 1, .addr = req->addr,
+			.rma_iov = &req->rma_ioc, .rma_iov_count = 1,
+			.datatype = req->datatype, .op = req->op,
+			.context = ctx, .data = req->data,
+		};
+		if (req->kind == LGP_OP_ATOMIC)
+			ret = fi_atomicmsg(hep, &m, flags);
+		else if (req->kind == LGP_OP_FETCH_ATOMIC)
+			ret = fi_fetch_atomicmsg(hep, &m, &req->res_ioc,
+						 &req->res_desc, 1, flags);
+		else
+			ret = fi_compare_atomicmsg(hep, &m, &req->cmp_ioc,
+						   &req->cmp_desc, 1,
+						   &req->res_ioc, &req->res_desc,
+						   1, flags);
+		break;
+	}
+	}
+	if (!ret && req->deferred) {
+		/* Its real completion (lgp_req_complete()) drops this ref. */
+		req->refs++;
+	}
+out:
+	if (ret == -FI_EAGAIN || !req->deferred)
+		return ret;
+	ep->queued_msgs--;
+	ep->queued_bytes -= req->len;
+	if (ret) {
+		LGP_WARN(FI_LOG_EP_DATA, "deferred operation failed to post: %s\n",
+			 fi_strerror((int) -ret));
+		lgp_stats_add(&ep->dom->fab->stats, LGP_STAT_POST_ERRORS, 1);
+	}
+	lgp_req_put(req);	/* the delay queue's reference */
+	return 0;
+}
+
+void lgp_req_complete(struct lgp_cq *cq, struct lgp_req *req,
+		      const struct fi_cq_tagged_entry *e,
+		      const struct fi_cq_err_entry *err)
+{
+	/*
+	 * Data coming back (reads, fetching atomics) crosses the wire again:
+	 * the application sees it L + n*G after the real completion.
+	 */
+	if (e && lgp_req_returns_data(req) && req->want_cqe &&
+	    lgp_cq_synth(cq, lgp_now_ns() + req->return_ns, req, e->flags,
+			 e->len, e->buf, e->data, e->tag) == 0)
+		req->refs++;
+	lgp_req_put(req);
+}
+
+/* Adds the operation's delays to the counters. */
+static void lgp_send_account(struct lgp_ep *ep, const struct lgp_req *req,
+			     uint64_t ready, uint64_t start, uint64_t left)
+{
+	struct lgp_stats *s = &ep->dom->fab->stats;
+
+	lgp_stats_add(s, LGP_STAT_MSGS, 1);
+	lgp_stats_add(s, LGP_STAT_BYTES, req->len);
+	lgp_stats_add(s, LGP_STAT_GAP_NS, start - ready);
+	lgp_stats_add(s, LGP_STAT_BULK_GAP_NS, left - start);
+	lgp_stats_add(s, LGP_STAT_LATENCY_NS, ep->dom->params.latency_ns);
+}
+
+ssize_t lgp_send_submit(struct lgp_ep *ep, struct lgp_req *call)
+{
+	struct lgp_domain *dom = ep->dom;
+	const struct lgp_params *p = &dom->params;
+	struct lgp_pacer saved;
+	struct lgp_req *req;
+	uint64_t now, start, left, post_at, wire_len;
+	ssize_t ret;
+
+	if (p->send_overhead_ns) {
+		lgp_spin_ns(p->send_overhead_ns);
+		lgp_stats_add(&dom->fab->stats, LGP_STAT_SEND_OVERHEAD_NS,
+			      p->send_overhead_ns);
+	}
+
+	pthread_mutex_lock(&dom->lock);
+	now = lgp_now_ns();
+	lgp_domain_progress(dom, now);
+
+	/* A read's request is small; its data's n*G is paid coming back. */
+	wire_len = lgp_req_returns_data(call) ? 0 : call->len;
+	saved = ep->pacer;
+	left = lgp_pacer_inject(&ep->pacer, now, wire_len, &start);
+	post_at = left + p->latency_ns;
+
+	if (post_at <= now && !ep->queued_msgs) {
+		ret = lgp_req_post(call);
+		if (ret)
+			ep->pacer = saved;
+		else
+			lgp_send_account(ep, call, now, start, left);
+		pthread_mutex_unlock(&dom->lock);
+		return ret;
+	}
+
+	if (ep->queued_msgs >= LGP_EP_QUEUE_MSGS ||
+	    (ep->queued_msgs && ep->queued_bytes + call->len > LGP_EP_QUEUE_BYTES) ||
+	    lgp_dq_full(&dom->sendq) ||
+	    (ep->tx_cq && lgp_dq_full(&ep->tx_cq->synq)))
+		goto eagain;
+	req = lgp_req_alloc();
+	if (!req)
+		goto eagain;
+	*req = *call;
+	req->refs = 1;
+	req->deferred = true;
+	req->return_ns = p->latency_ns + lgp_bulk_ns(p->bulk_gap_fs, req->len);
+	ret = lgp_req_own(req);
+	if (ret) {
+		lgp_req_put(req);
+		ep->pacer = saved;
+		pthread_mutex_unlock(&dom->lock);
+		return ret;
+	}
+	if (req->want_cqe && !lgp_req_returns_data(req) && ep->tx_cq &&
+	    lgp_cq_synth(ep->tx_cq, left, req, lgp_req_cq_flags(req), 0, NULL,
+			 0, 0) == 0)
+		req->refs++;
+	lgp_dq_push(&dom->sendq, post_at, req);
+	ep->queued_msgs++;
+	ep->queued_bytes += req->len;
+	lgp_send_account(ep, req, now, start, left);
+	if (post_at < dom->next_release) {
+		dom->next_release = post_at;
+		lgp_progress_kick(dom, post_at);
+	}
+	lgp_stats_max(&dom->fab->stats, LGP_STAT_MAX_QUEUE_DEPTH,
+		      lgp_dq_size(&dom->sendq));
+	pthread_mutex_unlock(&dom->lock);
+	return 0;
+
+eagain:
+	ep->pacer = saved;
+	lgp_stats_add(&dom->fab->stats, LGP_STAT_EAGAIN, 1);
+	pthread_mutex_unlock(&dom->lock);
+	return -FI_EAGAIN;
+}
