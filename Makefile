@@ -49,7 +49,7 @@ test-c: build
 	ctest --test-dir $(BUILD) --output-on-failure
 
 test-py: build venv
-	LOGGP_BUILD=$(abspath $(BUILD)) $(VENV)/bin/pytest -q tests
+	LOGGP_BUILD=$(abspath $(BUILD)) $(VENV)/bin/pytest -q
 
 test: test-c test-py
 

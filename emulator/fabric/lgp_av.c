@@ -21,6 +21,7 @@ static int lgp_av_close(struct fid *fid)
 	ret = fi_close(&av->hav->fid);
 	if (ret)
 		return ret;
+	lgp_fid_unregister(&av->hav->fid);
 	free(av);
 	return 0;
 }
@@ -105,11 +106,12 @@ int lgp_av_open(struct fid_domain *domain, struct fi_av_attr *attr,
 	av = calloc(1, sizeof(*av));
 	if (!av)
 		return -FI_ENOMEM;
-	ret = fi_av_open(dom->hdomain, attr, &av->hav, av);
+	ret = fi_av_open(dom->hdomain, attr, &av->hav, context);
 	if (ret) {
 		free(av);
 		return ret;
 	}
+	lgp_fid_register(&av->av.fid, &av->hav->fid);
 	av->av.fid.fclass = FI_CLASS_AV;
 	av->av.fid.context = context;
 	av->av.fid.ops = &lgp_av_fi_ops;

@@ -119,7 +119,7 @@ int lgp_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
 	if (!c)
 		return -FI_ENOMEM;
 	c->dom = dom;
-	ret = fi_cntr_open(dom->hdomain, attr, &c->hcntr, c);
+	ret = fi_cntr_open(dom->hdomain, attr, &c->hcntr, context);
 	if (ret) {
 		free(c);
 		return ret;

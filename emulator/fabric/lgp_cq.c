@@ -91,6 +91,34 @@ static size_t lgp_cq_take(struct lgp_cq *cq, const char *raw, ssize_t got,
 	return n;
 }
 
+void lgp_cq_drain(struct lgp_cq *cq)
+{
+	char raw[LGP_CQ_BATCH * sizeof(struct fi_cq_tagged_entry)];
+	struct fi_cq_tagged_entry e;
+	struct lgp_req *req, *keep;
+	ssize_t got, i;
+
+	do {
+		got = fi_cq_read(cq->hcq, raw, LGP_CQ_BATCH);
+		for (i = 0; i < got; i++) {
+			lgp_cq_widen(cq, raw, (size_t) i, &e);
+			req = lgp_req_from_context(e.op_context);
+			if (req) {
+				lgp_req_complete(cq, req, &e, NULL);
+				continue;
+			}
+			/* The application's: due at once on its next read. */
+			keep = lgp_req_alloc();
+			if (!keep) {
+				LGP_WARN(FI_LOG_CQ, "completion lost while draining\n");
+				continue;
+			}
+			keep->app_context = e.op_context;
+			lgp_cq_synth(cq, 0, keep, e.flags, e.len, e.buf, e.data, e.tag);
+		}
+	} while (got == LGP_CQ_BATCH);
+}
+
 /* Synthesised completions that are due, then the real CQ; lock held. */
 static ssize_t lgp_cq_poll(struct lgp_cq *cq, void *buf, size_t count,
 			   fi_addr_t *src, size_t *nrecv)
@@ -103,14 +131,18 @@ static ssize_t lgp_cq_poll(struct lgp_cq *cq, void *buf, size_t count,
 	size_t n = 0, want;
 	ssize_t got = 0;
 
-	lgp_domain_progress(cq->dom, now);
 	while (n < count && (req = lgp_dq_pop_due(&cq->synq, now))) {
 		memcpy(out + n * cq->app_size, &req->cqe, cq->app_size);
 		if (src)
 			src[n] = FI_ADDR_NOTAVAIL;
+		if (req->cqe.flags & FI_RECV)
+			(*nrecv)++;
 		n++;
 		lgp_req_put(req);
 	}
+	/* A zero-count read is how applications drive progress: pass it on. */
+	if (!count)
+		got = fi_cq_read(cq->hcq, NULL, 0);
 	while (n < count) {
 		want = count - n < LGP_CQ_BATCH ? count - n : LGP_CQ_BATCH;
 		got = src ? fi_cq_readfrom(cq->hcq, raw, want, hsrc) :
@@ -121,8 +153,13 @@ static ssize_t lgp_cq_poll(struct lgp_cq *cq, void *buf, size_t count,
 		if ((size_t) got < want)
 			break;
 	}
-	if (n)
-		return (ssize_t) n;
+	/*
+	 * Released after the real read, which has progressed the provider
+	 * (completed sends, connection set-up), so the posts find room.
+	 */
+	lgp_domain_progress(cq->dom, lgp_now_ns());
+	if (n || !count)
+		return n ? (ssize_t) n : got;
 	return got < 0 ? got : -FI_EAGAIN;
 }
 
@@ -297,9 +334,19 @@ static int lgp_cq_close(struct fid *fid)
 	struct lgp_req *req;
 	int ret;
 
+	struct lgp_cq **p;
+
 	ret = fi_close(&cq->hcq->fid);
 	if (ret)
 		return ret;
+	pthread_mutex_lock(&cq->dom->lock);
+	for (p = &cq->dom->cqs; *p; p = &(*p)->next_in_dom) {
+		if (*p == cq) {
+			*p = cq->next_in_dom;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&cq->dom->lock);
 	while ((req = lgp_dq_pop_due(&cq->synq, UINT64_MAX)))
 		lgp_req_put(req);
 	lgp_dq_fini(&cq->synq);
@@ -346,17 +393,21 @@ int lgp_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 		}
 		/* Flags are needed to tell receives apart (o_r). */
 		hattr.format = FI_CQ_FORMAT_TAGGED;
-		ret = fi_cq_open(dom->hdomain, &hattr, &cq->hcq, cq);
+		ret = fi_cq_open(dom->hdomain, &hattr, &cq->hcq, context);
 		if (!ret)
 			cq->real_format = FI_CQ_FORMAT_TAGGED;
 		else
 			hattr.format = attr->format;
 	}
 	if (!cq->hcq) {
-		ret = fi_cq_open(dom->hdomain, &hattr, &cq->hcq, cq);
+		ret = fi_cq_open(dom->hdomain, &hattr, &cq->hcq, context);
 		if (ret)
 			goto err_queue;
 	}
+	pthread_mutex_lock(&dom->lock);
+	cq->next_in_dom = dom->cqs;
+	dom->cqs = cq;
+	pthread_mutex_unlock(&dom->lock);
 	cq->cq.fid.fclass = FI_CLASS_CQ;
 	cq->cq.fid.context = context;
 	cq->cq.fid.ops = &lgp_cq_fi_ops;

@@ -17,6 +17,13 @@ void lgp_domain_progress(struct lgp_domain *dom, uint64_t now)
 	struct lgp_req *req;
 	ssize_t ret;
 
+	/*
+	 * A post may call back into the application (a credit handler) and
+	 * from there into this function: the outer pass owns the queue head.
+	 */
+	if (dom->in_progress)
+		return;
+	dom->in_progress = true;
 	while (lgp_dq_next(&dom->sendq) <= now) {
 		/*
 		 * Post the head before popping it: if the real provider's
@@ -30,6 +37,15 @@ void lgp_domain_progress(struct lgp_domain *dom, uint64_t now)
 		lgp_dq_pop_due(&dom->sendq, now);
 	}
 	dom->next_release = lgp_dq_next(&dom->sendq);
+	dom->in_progress = false;
+}
+
+void lgp_domain_drive(struct lgp_domain *dom)
+{
+	struct lgp_cq *cq;
+
+	for (cq = dom->cqs; cq && dom->inflight; cq = cq->next_in_dom)
+		lgp_cq_drain(cq);
 }
 
 static int lgp_domain_close(struct fid *fid)
@@ -56,7 +72,7 @@ struct fi_ops lgp_domain_fi_ops = {
 	.close = lgp_domain_close,
 	.bind = lgp_fid_bind,
 	.control = lgp_fid_control,
-	.ops_open = lgp_fid_ops_open,
+	.ops_open = lgp_domain_ops_open,
 	.tostr = lgp_fid_tostr,
 	.ops_set = lgp_fid_ops_set,
 };
@@ -74,13 +90,12 @@ static int lgp_domain_ep_open(struct fid_domain *domain, struct fi_info *info,
 	struct fid_ep *hep;
 	int ret;
 
-	/* The real object's context is fixed up by lgp_ep_wrap(). */
 	if (fclass == FI_CLASS_SEP)
-		ret = fi_scalable_ep(dom->hdomain, info, &hep, NULL);
+		ret = fi_scalable_ep(dom->hdomain, info, &hep, context);
 	else if (flags)
-		ret = fi_endpoint2(dom->hdomain, info, &hep, flags, NULL);
+		ret = fi_endpoint2(dom->hdomain, info, &hep, flags, context);
 	else
-		ret = fi_endpoint(dom->hdomain, info, &hep, NULL);
+		ret = fi_endpoint(dom->hdomain, info, &hep, context);
 	if (ret)
 		return ret;
 	ret = lgp_ep_wrap(dom, hep, context, fclass, info, ep);
@@ -114,7 +129,7 @@ static int lgp_domain_srx_ctx(struct fid_domain *domain, struct fi_rx_attr *attr
 	struct fid_ep *hrx;
 	int ret;
 
-	ret = fi_srx_context(dom->hdomain, attr, &hrx, NULL);
+	ret = fi_srx_context(dom->hdomain, attr, &hrx, context);
 	if (ret)
 		return ret;
 	ret = lgp_ep_wrap(dom, hrx, context, FI_CLASS_SRX_CTX, NULL, rx_ep);
@@ -170,6 +185,7 @@ int lgp_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 	struct lgp_fabric *fab = lgp_container_of(fabric, struct lgp_fabric, fabric);
 	const struct lgp_config *cfg = lgp_config_get();
 	struct lgp_domain *dom;
+	pthread_mutexattr_t ma;
 	int ret;
 
 	/* The message was printed when the fabric was hooked. */
@@ -183,7 +199,10 @@ int lgp_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 	dom->params = cfg->params;
 	dom->active = cfg->active;
 	dom->next_release = UINT64_MAX;
-	pthread_mutex_init(&dom->lock, NULL);
+	pthread_mutexattr_init(&ma);
+	pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_RECURSIVE);
+	pthread_mutex_init(&dom->lock, &ma);
+	pthread_mutexattr_destroy(&ma);
 	if (dom->active) {
 		ret = lgp_dq_init(&dom->sendq, LGP_DOMAIN_QUEUE_DEPTH);
 		if (ret) {
@@ -192,7 +211,7 @@ int lgp_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 		}
 	}
 
-	ret = fi_domain(fab->hfabric, info, &dom->hdomain, dom);
+	ret = fi_domain(fab->hfabric, info, &dom->hdomain, context);
 	if (ret)
 		goto err_queue;
 

@@ -14,34 +14,34 @@
 /* How long closing an endpoint waits for its deferred sends to be posted. */
 #define LGP_EP_FLUSH_NS	(60ULL * 1000000000ULL)
 
-/* Posts everything the endpoint still holds, then lets the real one go. */
+/*
+ * Posts everything the endpoint still holds and waits for those posts to
+ * complete: the application saw them complete long ago and may close at
+ * once, and a provider drops what is still queued when its endpoint closes.
+ */
 static void lgp_ep_flush(struct lgp_ep *ep)
 {
 	struct lgp_domain *dom = ep->dom;
 	uint64_t deadline = lgp_now_ns() + LGP_EP_FLUSH_NS;
 	uint64_t now;
-	size_t i;
 
+	pthread_mutex_lock(&dom->lock);
+	ep->closing = true;
 	for (;;) {
-		pthread_mutex_lock(&dom->lock);
 		now = lgp_now_ns();
 		lgp_domain_progress(dom, now);
-		if (!ep->queued_msgs || now > deadline)
+		if (ep->tx_cq)
+			lgp_cq_drain(ep->tx_cq);
+		if ((!ep->queued_msgs && !ep->inflight) || now > deadline)
 			break;
 		pthread_mutex_unlock(&dom->lock);
 		sched_yield();
+		pthread_mutex_lock(&dom->lock);
 	}
-	if (ep->queued_msgs) {
-		LGP_WARN(FI_LOG_EP_DATA, "dropping %zu deferred sends of a "
-			 "closing endpoint the provider would not take\n",
-			 ep->queued_msgs);
-		for (i = 0; i < lgp_dq_size(&dom->sendq); i++) {
-			struct lgp_req *req = dom->sendq.heap[i].item;
-
-			if (req->ep == ep)
-				req->ep = NULL;
-		}
-	}
+	if (ep->queued_msgs || ep->inflight)
+		LGP_WARN(FI_LOG_EP_DATA, "closing endpoint: %zu deferred sends "
+			 "not posted, %zu not completed by the provider\n",
+			 ep->queued_msgs, ep->inflight);
 	pthread_mutex_unlock(&dom->lock);
 }
 
@@ -50,11 +50,14 @@ static int lgp_ep_close(struct fid *fid)
 	struct lgp_ep *ep = lgp_container_of(fid, struct lgp_ep, ep.fid);
 	int ret;
 
-	if (ep->dom->active)
+	if (ep->dom->active) {
 		lgp_ep_flush(ep);
+		lgp_req_forget_ep(ep);
+	}
 	ret = fi_close(&ep->hep->fid);
 	if (ret)
 		return ret;
+	lgp_fid_unregister(&ep->hep->fid);
 	free(ep);
 	return 0;
 }
@@ -122,7 +125,7 @@ static int lgp_ep_tx_ctx(struct fid_ep *sep, int index, struct fi_tx_attr *attr,
 	struct fid_ep *htx;
 	int ret;
 
-	ret = fi_tx_context(ep->hep, index, attr, &htx, NULL);
+	ret = fi_tx_context(ep->hep, index, attr, &htx, context);
 	if (ret)
 		return ret;
 	ret = lgp_ep_wrap(ep->dom, htx, context, FI_CLASS_TX_CTX,
@@ -139,7 +142,7 @@ static int lgp_ep_rx_ctx(struct fid_ep *sep, int index, struct fi_rx_attr *attr,
 	struct fid_ep *hrx;
 	int ret;
 
-	ret = fi_rx_context(ep->hep, index, attr, &hrx, NULL);
+	ret = fi_rx_context(ep->hep, index, attr, &hrx, context);
 	if (ret)
 		return ret;
 	ret = lgp_ep_wrap(ep->dom, hrx, context, FI_CLASS_RX_CTX, NULL, rx_ep);
@@ -212,9 +215,14 @@ static int lgp_cm_reject(struct fid_pep *pep, fid_t handle, const void *param,
 			 handle, param, paramlen);
 }
 
-static int lgp_cm_shutdown(struct fid_ep *ep, uint64_t flags)
+/* What the application already saw sent must reach the wire first. */
+static int lgp_cm_shutdown(struct fid_ep *fep, uint64_t flags)
 {
-	return fi_shutdown(lgp_ep_of(ep)->hep, flags);
+	struct lgp_ep *ep = lgp_ep_of(fep);
+
+	if (ep->dom->active)
+		lgp_ep_flush(ep);
+	return fi_shutdown(ep->hep, flags);
 }
 
 static int lgp_cm_join(struct fid_ep *ep, const void *addr, uint64_t flags,
@@ -263,7 +271,7 @@ int lgp_ep_wrap(struct lgp_domain *dom, struct fid_ep *hep, void *context,
 	ep->ep.rma = hep->rma ? &lgp_ep_rma_ops : NULL;
 	ep->ep.atomic = hep->atomic ? &lgp_ep_atomic_ops : NULL;
 	ep->ep.collective = NULL;
-	hep->fid.context = ep;
+	lgp_fid_register(&ep->ep.fid, &hep->fid);
 	*out = &ep->ep;
 	return 0;
 }

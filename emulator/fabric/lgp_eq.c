@@ -2,8 +2,8 @@
 /*
  * Event queue wrapper.  Events name real objects (the endpoint that got
  * connected, the passive endpoint a request came in on, the memory region
- * that finished registering); they are handed back as our wrappers, with
- * the application's context.
+ * that finished registering); they are handed back naming our wrappers.
+ * Contexts need no change: real objects carry the application's.
  */
 #include <stdlib.h>
 
@@ -36,21 +36,13 @@ static struct lgp_eq *lgp_eq_of(struct fid_eq *eq)
 	return lgp_container_of(eq, struct lgp_eq, eq);
 }
 
-/* Rewrites the leading fid (and, for plain entries, context) of an event. */
-static void lgp_eq_fixup(uint32_t event, void *buf, size_t len)
+/* Every event starts with the fid it is about: name our wrapper instead. */
+static void lgp_eq_fixup(void *buf, size_t len)
 {
 	struct fi_eq_entry *e = buf;
-	struct fid *w;
 
-	if (len < sizeof(struct fid *) || !e->fid)
-		return;
-	w = lgp_fid_from_real(e->fid);
-	if (w == e->fid)
-		return;
-	if (event != FI_CONNREQ && event != FI_CONNECTED && event != FI_SHUTDOWN &&
-	    len >= sizeof(*e) && e->context == (void *) w)
-		e->context = w->context;
-	e->fid = w;
+	if (len >= sizeof(struct fid *) && e->fid)
+		e->fid = lgp_fid_from_real(e->fid);
 }
 
 static ssize_t lgp_eq_read(struct fid_eq *eq, uint32_t *event, void *buf,
@@ -59,7 +51,7 @@ static ssize_t lgp_eq_read(struct fid_eq *eq, uint32_t *event, void *buf,
 	ssize_t ret = fi_eq_read(lgp_eq_of(eq)->heq, event, buf, len, flags);
 
 	if (ret > 0)
-		lgp_eq_fixup(*event, buf, (size_t) ret);
+		lgp_eq_fixup(buf, (size_t) ret);
 	return ret;
 }
 
@@ -70,7 +62,7 @@ static ssize_t lgp_eq_sread(struct fid_eq *eq, uint32_t *event, void *buf,
 				  flags);
 
 	if (ret > 0)
-		lgp_eq_fixup(*event, buf, (size_t) ret);
+		lgp_eq_fixup(buf, (size_t) ret);
 	return ret;
 }
 
@@ -78,14 +70,9 @@ static ssize_t lgp_eq_readerr(struct fid_eq *eq, struct fi_eq_err_entry *buf,
 			      uint64_t flags)
 {
 	ssize_t ret = fi_eq_readerr(lgp_eq_of(eq)->heq, buf, flags);
-	struct fid *w;
 
-	if (ret > 0 && buf->fid) {
-		w = lgp_fid_from_real(buf->fid);
-		if (w != buf->fid && buf->context == (void *) w)
-			buf->context = w->context;
-		buf->fid = w;
-	}
+	if (ret > 0 && buf->fid)
+		buf->fid = lgp_fid_from_real(buf->fid);
 	return ret;
 }
 
@@ -119,7 +106,7 @@ int lgp_eq_open(struct lgp_fabric *fab, struct fi_eq_attr *attr,
 	eq = calloc(1, sizeof(*eq));
 	if (!eq)
 		return -FI_ENOMEM;
-	ret = fi_eq_open(fab->hfabric, attr, &eq->heq, eq);
+	ret = fi_eq_open(fab->hfabric, attr, &eq->heq, context);
 	if (ret) {
 		free(eq);
 		return ret;

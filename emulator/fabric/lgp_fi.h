@@ -13,8 +13,8 @@
  *
  * Every wrapper starts with the public libfabric object, so the pointer the
  * application holds is the wrapper; the wrapped ("real") object is opened
- * with the wrapper as its context, which lets events that name a real fid
- * be mapped back (lgp_fid_from_real()).
+ * with the application's context, and events that name a real fid are
+ * mapped back through a table (lgp_fid_from_real()).
  *
  * Delay model (DESIGN.md, "LogGP semantics"), applied on the sending side:
  *   - o_s is spun inside every send-type call;
@@ -70,6 +70,7 @@ struct lgp_config {
 	int error;		/* knob parse error: refuse to open domains */
 	char errmsg[LGP_KNOB_ERRLEN];
 	char stats_file[4096];	/* LOGGP_STATS_FILE, or "" */
+	bool progress_idle;	/* progress thread runs as SCHED_IDLE */
 };
 
 const struct lgp_config *lgp_config_get(void);
@@ -93,6 +94,7 @@ void lgp_fabric_stats_write_all(void);
 /* ---- domain ---------------------------------------------------------- */
 
 struct lgp_ep;
+struct lgp_ops_flow_ctrl;
 
 struct lgp_domain {
 	struct fid_domain domain;
@@ -104,15 +106,33 @@ struct lgp_domain {
 	 * Serialises the shim's state and every data-path call into the real
 	 * domain while delays are active, so the progress thread may post
 	 * into providers whose threading model is FI_THREAD_DOMAIN.
+	 * Recursive: a core provider may call back into the utility above it
+	 * (rxm's credit handler) from inside a call the shim made.
 	 */
 	pthread_mutex_t lock;
+	bool in_progress;		/* lgp_domain_progress() is running */
+	size_t inflight;		/* shim posts awaiting real completion */
+	struct lgp_cq *cqs;		/* this domain's CQs */
 	struct lgp_dq sendq;		/* deferred sends, by post time */
 	uint64_t next_release;		/* mirror of lgp_dq_next(), for the thread */
 	struct lgp_domain *prog_next;	/* progress thread's list */
+	/* rxm's flow control over a core provider (lgp_ops.c) */
+	struct lgp_ops_flow_ctrl *base_flow_ctrl;
+	ssize_t (*credit_handler)(struct fid_ep *ep, uint64_t credits);
 };
+
+int lgp_domain_ops_open(struct fid *fid, const char *name, uint64_t flags,
+			void **ops, void *context);
 
 /* Posts every deferred operation whose time has come; lock held. */
 void lgp_domain_progress(struct lgp_domain *dom, uint64_t now);
+/*
+ * Drives the real provider for operations the shim posted and the
+ * application no longer waits for (it saw them complete when they left):
+ * a provider that progresses only inside calls would otherwise leave them
+ * half sent while the application blocks elsewhere.  Lock held.
+ */
+void lgp_domain_drive(struct lgp_domain *dom);
 
 /* ---- completion queue ------------------------------------------------ */
 
@@ -125,10 +145,18 @@ struct lgp_cq {
 	size_t app_size;
 	bool shim;			/* reads go through the shim */
 	struct lgp_dq synq;		/* synthesised completions by time */
+	struct lgp_cq *next_in_dom;
 	/* An error entry for a deferred operation, held for readerr. */
 	bool err_pending;
 	struct fi_cq_err_entry err;
 };
+
+/*
+ * Reads the real CQ until it is empty, consuming the shim's completions and
+ * keeping the application's for its next read; lock held.  Used when an
+ * endpoint closes and must see its deferred sends complete.
+ */
+void lgp_cq_drain(struct lgp_cq *cq);
 
 /* Queue a synthesised completion; lock held.  Returns 0 or -FI_EAGAIN. */
 int lgp_cq_synth(struct lgp_cq *cq, uint64_t release, void *op_context,
@@ -169,6 +197,8 @@ struct lgp_ep {
 	size_t inject_size;
 	size_t queued_msgs;	/* deferred, not yet posted */
 	size_t queued_bytes;
+	size_t inflight;	/* posted by the shim, real completion pending */
+	bool closing;		/* flushing: post so that completions come */
 };
 
 int lgp_ep_wrap(struct lgp_domain *dom, struct fid_ep *hep, void *context,
@@ -216,7 +246,8 @@ struct lgp_req {
 	struct fi_rma_ioc rma_ioc;
 	enum fi_datatype datatype;
 	enum fi_op op;
-	uint64_t return_ns;		/* L + n*G for data coming back */
+	uint64_t return_at;		/* earliest time returned data is seen */
+	uint64_t ep_latency_ns;		/* L, for the return trip */
 	/* The completion the application will read, once released. */
 	struct fi_cq_tagged_entry cqe;
 	/* One for the real post awaiting completion, one per queued copy. */
@@ -230,6 +261,8 @@ struct lgp_req *lgp_req_alloc(void);
 void lgp_req_put(struct lgp_req *req);
 /* The request an op_context names, or NULL if it is the application's. */
 struct lgp_req *lgp_req_from_context(void *op_context);
+/* Detaches every request from an endpoint that is going away. */
+void lgp_req_forget_ep(struct lgp_ep *ep);
 
 /*
  * Every send-type call on an active domain: spins o_s, paces through the
@@ -255,6 +288,14 @@ void lgp_ep_count(struct lgp_ep *ep, size_t len);
 
 int lgp_progress_add(struct lgp_domain *dom);
 void lgp_progress_del(struct lgp_domain *dom);
+/*
+ * Posts what every open domain still holds, waiting (up to a bound) for
+ * release times and completions: a process that exits right after sending
+ * still delivers what it sent, as a host whose NIC drains its queue.
+ */
+void lgp_progress_flush_all(void);
+/* Stops the thread; libfabric is about to unload the provider. */
+void lgp_progress_fini(void);
 /* Tell the thread a domain's earliest release time moved earlier. */
 void lgp_progress_kick(struct lgp_domain *dom, uint64_t release);
 
@@ -314,6 +355,9 @@ extern struct fi_ops lgp_fabric_fi_ops, lgp_domain_fi_ops, lgp_ep_fi_ops,
 struct fid *lgp_fid_real(struct fid *fid);
 /* Our wrapper for a real fid we opened, or the fid itself. */
 struct fid *lgp_fid_from_real(struct fid *hfid);
+/* Records a wrapper for lgp_fid_from_real(); unregister before freeing. */
+int lgp_fid_register(struct fid *wrapper, struct fid *real);
+void lgp_fid_unregister(struct fid *real);
 
 /* fi_ops shared by every wrapper: control/ops_open/tostr/ops_set forward. */
 int lgp_fid_control(struct fid *fid, int command, void *arg);

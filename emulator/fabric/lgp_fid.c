@@ -3,6 +3,8 @@
  * Translation between wrappers and real objects, and the fi_ops entries
  * every wrapper shares.
  */
+#include <stdlib.h>
+
 #include "lgp_fi.h"
 
 struct fid *lgp_fid_real(struct fid *fid)
@@ -32,14 +34,72 @@ struct fid *lgp_fid_real(struct fid *fid)
 	return fid;
 }
 
+/*
+ * Real objects keep the application's context (a core provider may report
+ * it back to its user), so the way back from a real fid to our wrapper is
+ * this table.  It is used off the data path: events, credit callbacks.
+ */
+#define LGP_FID_BUCKETS	256
+
+struct lgp_fid_node {
+	struct fid *real;
+	struct fid *wrapper;
+	struct lgp_fid_node *next;
+};
+
+static pthread_mutex_t lgp_fid_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct lgp_fid_node *lgp_fid_table[LGP_FID_BUCKETS];
+
+static size_t lgp_fid_hash(const struct fid *real)
+{
+	return ((uintptr_t) real >> 4) % LGP_FID_BUCKETS;
+}
+
+int lgp_fid_register(struct fid *wrapper, struct fid *real)
+{
+	struct lgp_fid_node *n = malloc(sizeof(*n));
+	size_t h = lgp_fid_hash(real);
+
+	if (!n)
+		return -FI_ENOMEM;
+	n->real = real;
+	n->wrapper = wrapper;
+	pthread_mutex_lock(&lgp_fid_lock);
+	n->next = lgp_fid_table[h];
+	lgp_fid_table[h] = n;
+	pthread_mutex_unlock(&lgp_fid_lock);
+	return 0;
+}
+
+void lgp_fid_unregister(struct fid *real)
+{
+	struct lgp_fid_node **p, *n;
+
+	pthread_mutex_lock(&lgp_fid_lock);
+	for (p = &lgp_fid_table[lgp_fid_hash(real)]; (n = *p); p = &n->next) {
+		if (n->real == real) {
+			*p = n->next;
+			free(n);
+			break;
+		}
+	}
+	pthread_mutex_unlock(&lgp_fid_lock);
+}
+
 struct fid *lgp_fid_from_real(struct fid *hfid)
 {
-	struct fid *w;
+	struct lgp_fid_node *n;
+	struct fid *w = hfid;
 
-	if (!hfid || !hfid->context)
-		return hfid;
-	w = hfid->context;
-	return lgp_fid_real(w) == hfid && w != hfid ? w : hfid;
+	pthread_mutex_lock(&lgp_fid_lock);
+	for (n = lgp_fid_table[lgp_fid_hash(hfid)]; n; n = n->next) {
+		if (n->real == hfid) {
+			w = n->wrapper;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&lgp_fid_lock);
+	return w;
 }
 
 int lgp_fid_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
@@ -52,12 +112,6 @@ int lgp_fid_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 int lgp_fid_control(struct fid *fid, int command, void *arg)
 {
 	return fi_control(lgp_fid_real(fid), command, arg);
-}
-
-int lgp_fid_ops_open(struct fid *fid, const char *name, uint64_t flags,
-		     void **ops, void *context)
-{
-	return fi_open_ops(lgp_fid_real(fid), name, flags, ops, context);
 }
 
 int lgp_fid_tostr(const struct fid *fid, char *buf, size_t len)

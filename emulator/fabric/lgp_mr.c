@@ -15,6 +15,7 @@ static int lgp_mr_close(struct fid *fid)
 	ret = fi_close(&mr->hmr->fid);
 	if (ret)
 		return ret;
+	lgp_fid_unregister(&mr->hmr->fid);
 	free(mr);
 	return 0;
 }
@@ -61,6 +62,7 @@ static int lgp_mr_done(struct lgp_mr *mr, int ret, struct fid_mr **out)
 	}
 	mr->mr.key = mr->hmr->key;
 	mr->mr.mem_desc = mr->hmr->mem_desc;
+	lgp_fid_register(&mr->mr.fid, &mr->hmr->fid);
 	*out = &mr->mr;
 	return 0;
 }
@@ -75,7 +77,7 @@ static int lgp_mr_reg(struct fid *fid, const void *buf, size_t len,
 		return -FI_ENOMEM;
 	return lgp_mr_done(mr, fi_mr_reg(
 		(struct fid_domain *) lgp_fid_real(fid), buf, len, access, offset,
-		requested_key, flags, &mr->hmr, mr), out);
+		requested_key, flags, &mr->hmr, context), out);
 }
 
 static int lgp_mr_regv(struct fid *fid, const struct iovec *iov, size_t count,
@@ -88,7 +90,7 @@ static int lgp_mr_regv(struct fid *fid, const struct iovec *iov, size_t count,
 		return -FI_ENOMEM;
 	return lgp_mr_done(mr, fi_mr_regv((struct fid_domain *) lgp_fid_real(fid),
 					  iov, count, access, offset,
-					  requested_key, flags, &mr->hmr, mr),
+					  requested_key, flags, &mr->hmr, context),
 			   out);
 }
 
@@ -96,13 +98,11 @@ static int lgp_mr_regattr(struct fid *fid, const struct fi_mr_attr *attr,
 			  uint64_t flags, struct fid_mr **out)
 {
 	struct lgp_mr *mr = lgp_mr_alloc(attr->context);
-	struct fi_mr_attr hattr = *attr;
 
 	if (!mr)
 		return -FI_ENOMEM;
-	hattr.context = mr;
 	return lgp_mr_done(mr, fi_mr_regattr((struct fid_domain *) lgp_fid_real(fid),
-					     &hattr, flags, &mr->hmr), out);
+					     attr, flags, &mr->hmr), out);
 }
 
 struct fi_ops_mr lgp_mr_ops = {

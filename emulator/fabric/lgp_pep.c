@@ -17,6 +17,7 @@ static int lgp_pep_close(struct fid *fid)
 	ret = fi_close(&pep->hpep->fid);
 	if (ret)
 		return ret;
+	lgp_fid_unregister(&pep->hpep->fid);
 	free(pep);
 	return 0;
 }
@@ -87,11 +88,12 @@ int lgp_pep_open(struct lgp_fabric *fab, struct fi_info *info,
 	pep = calloc(1, sizeof(*pep));
 	if (!pep)
 		return -FI_ENOMEM;
-	ret = fi_passive_ep(fab->hfabric, info, &pep->hpep, pep);
+	ret = fi_passive_ep(fab->hfabric, info, &pep->hpep, context);
 	if (ret) {
 		free(pep);
 		return ret;
 	}
+	lgp_fid_register(&pep->pep.fid, &pep->hpep->fid);
 	pep->pep.fid.fclass = FI_CLASS_PEP;
 	pep->pep.fid.context = context;
 	pep->pep.fid.ops = &lgp_pep_fi_ops;

@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Poll set wrapper: members are added as real objects, and the contexts
- * poll() reports (the real objects' contexts, i.e. our wrappers) are
- * mapped back to the application's.
+ * Poll set wrapper: members are added as real objects; the contexts poll()
+ * reports are the real objects', which were opened with the application's.
  */
 #include <stdlib.h>
 
@@ -37,15 +36,7 @@ struct fi_ops lgp_poll_fi_ops = {
 
 static int lgp_poll_poll(struct fid_poll *pollset, void **context, int count)
 {
-	int i, ret = fi_poll(lgp_hpoll(pollset), context, count);
-	struct fid *w;
-
-	for (i = 0; i < ret; i++) {
-		w = context[i];
-		if (w && lgp_fid_real(w) != w)
-			context[i] = w->context;
-	}
-	return ret;
+	return fi_poll(lgp_hpoll(pollset), context, count);
 }
 
 static int lgp_poll_add(struct fid_poll *pollset, struct fid *event_fid,

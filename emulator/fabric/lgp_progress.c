@@ -7,16 +7,32 @@
  * message must leave at its release time even while the application
  * computes (the LogGP overlap of L with work), which rules out releasing
  * only inside application calls; but a thread that spins would take one
- * of the few cores from the ranks it is measuring.  So the thread sleeps
- * on a condition variable until the earliest release time of any domain
- * (with the timer slack cut to 1 ns), and every call into a shimmed
- * domain (send, CQ read) also releases what is due, which is what keeps
- * short delays precise when the application polls, as MPI and libfabric
- * applications do.  The thread never blocks on a domain's lock while it
- * holds its own (trylock), so application threads may kick it while
- * holding theirs.
+ * of the few cores from the ranks it is measuring.  So every call into a
+ * shimmed domain (send, CQ read) releases what is due, which keeps delays
+ * exact for applications that poll, as MPI and libfabric programs do, and
+ * the thread sleeps on a condition variable until the earliest release
+ * time (timer slack cut to 1 ns) to cover an application that computes.
+ *
+ * Waking the thread is not free: a futex call in the send path, and a
+ * thread that preempts a busy-polling rank on a full machine makes the
+ * scheduler shuffle the ranks; on 2 cores that doubled a 100 us ΔL.  So
+ *   - the send path wakes the thread only if it would otherwise look more
+ *     than LGP_PROGRESS_TICK_NS late; while the process is sending (within
+ *     LGP_PROGRESS_LINGER_NS) the thread looks at least every tick, after
+ *     that it sleeps until kicked and an idle process burns no CPU;
+ *   - by default the thread runs as SCHED_IDLE (LOGGP_PROGRESS_THREAD=idle):
+ *     it never preempts a rank, and runs at once wherever a core is free.
+ *     With every core busy computing, releases then wait for the next call
+ *     into the library; LOGGP_PROGRESS_THREAD=normal makes the thread
+ *     preempt instead, at the cost of disturbing polling ranks.
+ *
+ * The thread never blocks on a domain's lock while holding its own
+ * (trylock), so application threads may kick it while holding theirs.
  */
+#define _GNU_SOURCE
 #include <errno.h>
+#include <sched.h>
+#include <stdlib.h>
 #include <sys/prctl.h>
 #include <time.h>
 
@@ -26,19 +42,34 @@
 
 /* When a domain is busy in the application, look again this soon. */
 #define LGP_PROGRESS_RETRY_NS	20000ULL
+/* Longest sleep of the thread while the process is sending. */
+#define LGP_PROGRESS_TICK_NS	100000ULL
+/* How long an exiting process waits for its deferred sends to go out. */
+#define LGP_PROGRESS_EXIT_FLUSH_NS	5000000000ULL
+/* How long after the last send the thread keeps ticking. */
+#define LGP_PROGRESS_LINGER_NS	10000000ULL
 
 static pthread_mutex_t lgp_prog_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t lgp_prog_cond;
 static struct lgp_domain *lgp_prog_list;
 static bool lgp_prog_started;
+static bool lgp_prog_stop;
+static pthread_t lgp_prog_tid;
 static uint64_t lgp_prog_wake = UINT64_MAX;	/* when the thread will look */
+static uint64_t lgp_prog_activity;		/* time of the last deferral */
 
 static void lgp_progress_sleep(uint64_t until)
 {
 	struct timespec ts;
 	uint64_t now = lgp_now_ns(), delta;
 
-	lgp_prog_wake = until;
+	if (until == UINT64_MAX &&
+	    now - __atomic_load_n(&lgp_prog_activity, __ATOMIC_RELAXED) <
+	    LGP_PROGRESS_LINGER_NS)
+		until = now + LGP_PROGRESS_TICK_NS;
+	if (until != UINT64_MAX && until > now + LGP_PROGRESS_TICK_NS)
+		until = now + LGP_PROGRESS_TICK_NS;
+	__atomic_store_n(&lgp_prog_wake, until, __ATOMIC_RELAXED);
 	if (until == UINT64_MAX) {
 		pthread_cond_wait(&lgp_prog_cond, &lgp_prog_lock);
 		return;
@@ -60,16 +91,26 @@ static void *lgp_progress_main(void *arg)
 	uint64_t now, next, r;
 
 	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+	if (lgp_config_get()->progress_idle) {
+		struct sched_param sp = { 0 };
+
+		pthread_setschedparam(pthread_self(), SCHED_IDLE, &sp);
+	}
 	pthread_mutex_lock(&lgp_prog_lock);
-	for (;;) {
+	while (!lgp_prog_stop) {
 		next = UINT64_MAX;
 		now = lgp_now_ns();
 		for (dom = lgp_prog_list; dom; dom = dom->prog_next) {
 			r = __atomic_load_n(&dom->next_release, __ATOMIC_ACQUIRE);
+			if (__atomic_load_n(&dom->inflight, __ATOMIC_RELAXED))
+				r = now;
 			if (r <= now) {
 				if (pthread_mutex_trylock(&dom->lock) == 0) {
 					lgp_domain_progress(dom, lgp_now_ns());
+					lgp_domain_drive(dom);
 					r = dom->next_release;
+					if (dom->inflight && r > now + LGP_PROGRESS_TICK_NS)
+						r = now + LGP_PROGRESS_TICK_NS;
 					pthread_mutex_unlock(&dom->lock);
 				} else {
 					r = now + LGP_PROGRESS_RETRY_NS;
@@ -80,24 +121,20 @@ static void *lgp_progress_main(void *arg)
 		}
 		lgp_progress_sleep(next);
 	}
+	pthread_mutex_unlock(&lgp_prog_lock);
 	return NULL;
 }
 
 static int lgp_progress_start(void)
 {
 	pthread_condattr_t ca;
-	pthread_attr_t ta;
-	pthread_t tid;
 	int ret;
 
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&lgp_prog_cond, &ca);
 	pthread_condattr_destroy(&ca);
-	pthread_attr_init(&ta);
-	pthread_attr_setdetachstate(&ta, PTHREAD_CREATE_DETACHED);
-	ret = pthread_create(&tid, &ta, lgp_progress_main, NULL);
-	pthread_attr_destroy(&ta);
+	ret = pthread_create(&lgp_prog_tid, NULL, lgp_progress_main, NULL);
 	if (ret) {
 		LGP_WARN(FI_LOG_DOMAIN, "cannot start the progress thread: %d\n", ret);
 		return -FI_ENOMEM;
@@ -137,10 +174,48 @@ void lgp_progress_del(struct lgp_domain *dom)
 
 void lgp_progress_kick(struct lgp_domain *dom, uint64_t release)
 {
+	__atomic_store_n(&lgp_prog_activity, lgp_now_ns(), __ATOMIC_RELAXED);
+	if (release + LGP_PROGRESS_TICK_NS >=
+	    __atomic_load_n(&lgp_prog_wake, __ATOMIC_RELAXED))
+		return;
 	pthread_mutex_lock(&lgp_prog_lock);
 	if (release < lgp_prog_wake) {
 		lgp_prog_wake = release;
 		pthread_cond_signal(&lgp_prog_cond);
 	}
 	pthread_mutex_unlock(&lgp_prog_lock);
+}
+
+void lgp_progress_fini(void)
+{
+	pthread_mutex_lock(&lgp_prog_lock);
+	if (!lgp_prog_started) {
+		pthread_mutex_unlock(&lgp_prog_lock);
+		return;
+	}
+	lgp_prog_stop = true;
+	pthread_cond_signal(&lgp_prog_cond);
+	pthread_mutex_unlock(&lgp_prog_lock);
+	pthread_join(lgp_prog_tid, NULL);
+	lgp_prog_started = false;
+}
+
+void lgp_progress_flush_all(void)
+{
+	uint64_t deadline = lgp_now_ns() + LGP_PROGRESS_EXIT_FLUSH_NS;
+	struct lgp_domain *dom;
+	bool pending;
+
+	do {
+		pending = false;
+		pthread_mutex_lock(&lgp_prog_lock);
+		for (dom = lgp_prog_list; dom; dom = dom->prog_next) {
+			pthread_mutex_lock(&dom->lock);
+			lgp_domain_progress(dom, lgp_now_ns());
+			lgp_domain_drive(dom);
+			pending |= lgp_dq_size(&dom->sendq) || dom->inflight;
+			pthread_mutex_unlock(&dom->lock);
+		}
+		pthread_mutex_unlock(&lgp_prog_lock);
+	} while (pending && lgp_now_ns() < deadline);
 }

@@ -50,7 +50,7 @@ static const char *lgp_knob_text(enum lgp_knob knob, char *envname, size_t len)
 static void lgp_config_load(void)
 {
 	struct lgp_config *c = &lgp_cfg;
-	const char *text, *sf;
+	const char *text, *sf, *pt;
 	char envname[64], err[LGP_KNOB_ERRLEN];
 	uint64_t v;
 	int k, ret, have_bulk = 0;
@@ -77,6 +77,15 @@ static void lgp_config_load(void)
 		lgp_params_set(&c->params, k, v);
 	}
 	c->active = lgp_params_active(&c->params);
+	pt = getenv("LOGGP_PROGRESS_THREAD");
+	c->progress_idle = !pt || !strcmp(pt, "idle");
+	if (pt && !c->progress_idle && strcmp(pt, "normal")) {
+		c->error = -EINVAL;
+		snprintf(c->errmsg, sizeof(c->errmsg),
+			 "bad value '%.64s' for LOGGP_PROGRESS_THREAD: expected idle or normal",
+			 pt);
+		return;
+	}
 	sf = getenv("LOGGP_STATS_FILE");
 	if (sf)
 		snprintf(c->stats_file, sizeof(c->stats_file), "%s", sf);
@@ -90,9 +99,12 @@ const struct lgp_config *lgp_config_get(void)
 	return &lgp_cfg;
 }
 
+/* Runs before libfabric unloads us: no thread may outlive our code. */
 static void lgp_prov_cleanup(void)
 {
+	lgp_progress_flush_all();
 	lgp_fabric_stats_write_all();
+	lgp_progress_fini();
 }
 
 struct fi_provider lgp_prov = {
@@ -107,7 +119,9 @@ struct fi_provider lgp_prov = {
 /* Stats of fabrics the application never closed still reach the runner. */
 static void __attribute__((destructor)) lgp_prov_fini(void)
 {
+	lgp_progress_flush_all();
 	lgp_fabric_stats_write_all();
+	lgp_progress_fini();
 }
 
 FI_EXT_INI

@@ -66,3 +66,15 @@ struct lgp_req *lgp_req_from_context(void *op_context)
 	return (struct lgp_req *) (base + (size_t) (p - base) /
 				   sizeof(struct lgp_req) * sizeof(struct lgp_req));
 }
+
+void lgp_req_forget_ep(struct lgp_ep *ep)
+{
+	size_t i;
+
+	pthread_mutex_lock(&lgp_req_lock);
+	for (i = 0; i < lgp_req_next; i++) {
+		if (lgp_req_slab[i].ep == ep)
+			lgp_req_slab[i].ep = NULL;
+	}
+	pthread_mutex_unlock(&lgp_req_lock);
+}

@@ -30,6 +30,18 @@ static bool lgp_req_returns_data(const struct lgp_req *req)
 	       req->kind == LGP_OP_COMPARE_ATOMIC;
 }
 
+/*
+ * Operations whose completion the application may only see once the real
+ * one has arrived: data coming back, and sends that asked to complete
+ * only when the peer has the message (FI_TRANSMIT_COMPLETE,
+ * FI_DELIVERY_COMPLETE) - such a completion includes L by its meaning.
+ */
+static bool lgp_req_completes_late(const struct lgp_req *req)
+{
+	return lgp_req_returns_data(req) ||
+	       (req->flags & (FI_TRANSMIT_COMPLETE | FI_DELIVERY_COMPLETE));
+}
+
 static uint64_t lgp_req_cq_flags(const struct lgp_req *req)
 {
 	switch (req->kind) {
@@ -101,7 +113,8 @@ static int lgp_req_own(struct lgp_req *req)
 static bool lgp_req_injectable(const struct lgp_req *req)
 {
 	if (req->deferred)
-		return !lgp_req_returns_data(req) && req->len <= req->ep->inject_size;
+		return !lgp_req_completes_late(req) && !req->ep->closing &&
+		       req->len <= req->ep->inject_size;
 	return req->inject_call;
 }
 
@@ -210,6 +223,8 @@ ssize_t lgp_req_post(struct lgp_req *req)
 	if (!ret && req->deferred) {
 		/* Its real completion (lgp_req_complete()) drops this ref. */
 		req->refs++;
+		ep->inflight++;
+		ep->dom->inflight++;
 	}
 out:
 	if (ret == -FI_EAGAIN || !req->deferred)
@@ -229,14 +244,29 @@ void lgp_req_complete(struct lgp_cq *cq, struct lgp_req *req,
 		      const struct fi_cq_tagged_entry *e,
 		      const struct fi_cq_err_entry *err)
 {
+	uint64_t release;
+
+	if (req->ep) {
+		req->ep->inflight--;
+		req->ep->dom->inflight--;
+	}
 	/*
-	 * Data coming back (reads, fetching atomics) crosses the wire again:
-	 * the application sees it L + n*G after the real completion.
+	 * A completion that waited for the real one.  Data coming back
+	 * (reads, fetching atomics) crosses the wire again: the application
+	 * sees it L after the real completion, and not before its n*G on the
+	 * port has passed.
 	 */
-	if (e && lgp_req_returns_data(req) && req->want_cqe &&
-	    lgp_cq_synth(cq, lgp_now_ns() + req->return_ns, req, e->flags,
-			 e->len, e->buf, e->data, e->tag) == 0)
-		req->refs++;
+	if (e && lgp_req_completes_late(req) && req->want_cqe) {
+		release = lgp_now_ns();
+		if (lgp_req_returns_data(req)) {
+			release += req->ep_latency_ns;
+			if (release < req->return_at)
+				release = req->return_at;
+		}
+		if (lgp_cq_synth(cq, release, req, e->flags, e->len, e->buf,
+				 e->data, e->tag) == 0)
+			req->refs++;
+	}
 	lgp_req_put(req);
 }
 
@@ -259,7 +289,7 @@ ssize_t lgp_send_submit(struct lgp_ep *ep, struct lgp_req *call)
 	const struct lgp_params *p = &dom->params;
 	struct lgp_pacer saved;
 	struct lgp_req *req;
-	uint64_t now, start, left, post_at, wire_len;
+	uint64_t now, start, left, post_at;
 	ssize_t ret;
 
 	if (p->send_overhead_ns) {
@@ -272,13 +302,36 @@ ssize_t lgp_send_submit(struct lgp_ep *ep, struct lgp_req *call)
 	now = lgp_now_ns();
 	lgp_domain_progress(dom, now);
 
-	/* A read's request is small; its data's n*G is paid coming back. */
-	wire_len = lgp_req_returns_data(call) ? 0 : call->len;
+	/*
+	 * The port is busy for the data whichever way it flows, so reads
+	 * share it with sends.  A read's request is small and leaves at
+	 * start; its data is on the wire for n*G and crosses back, so the
+	 * application sees it no earlier than start + L + n*G + L.
+	 */
 	saved = ep->pacer;
-	left = lgp_pacer_inject(&ep->pacer, now, wire_len, &start);
-	post_at = left + p->latency_ns;
+	left = lgp_pacer_inject(&ep->pacer, now, call->len, &start);
+	if (lgp_req_returns_data(call)) {
+		call->return_at = left + 2 * p->latency_ns;
+		post_at = start + p->latency_ns;
+	} else {
+		post_at = left + p->latency_ns;
+	}
 
-	if (post_at <= now && !ep->queued_msgs) {
+	/*
+	 * An endpoint without a transmit CQ (counters only) gives the shim no
+	 * way to learn when a deferred payload is free again, so its caller
+	 * waits for the release time instead: the wire sees the same delays,
+	 * the caller is blocked for them.
+	 */
+	if (post_at > now && !ep->tx_cq && !ep->queued_msgs) {
+		pthread_mutex_unlock(&dom->lock);
+		lgp_spin_until(post_at);
+		pthread_mutex_lock(&dom->lock);
+		now = lgp_now_ns();
+	}
+
+	if (post_at <= now && !ep->queued_msgs &&
+	    !(lgp_req_returns_data(call) && call->return_at > now)) {
 		ret = lgp_req_post(call);
 		if (ret)
 			ep->pacer = saved;
@@ -299,7 +352,7 @@ ssize_t lgp_send_submit(struct lgp_ep *ep, struct lgp_req *call)
 	*req = *call;
 	req->refs = 1;
 	req->deferred = true;
-	req->return_ns = p->latency_ns + lgp_bulk_ns(p->bulk_gap_fs, req->len);
+	req->ep_latency_ns = p->latency_ns;
 	ret = lgp_req_own(req);
 	if (ret) {
 		lgp_req_put(req);
@@ -307,7 +360,7 @@ ssize_t lgp_send_submit(struct lgp_ep *ep, struct lgp_req *call)
 		pthread_mutex_unlock(&dom->lock);
 		return ret;
 	}
-	if (req->want_cqe && !lgp_req_returns_data(req) && ep->tx_cq &&
+	if (req->want_cqe && !lgp_req_completes_late(req) && ep->tx_cq &&
 	    lgp_cq_synth(ep->tx_cq, left, req, lgp_req_cq_flags(req), 0, NULL,
 			 0, 0) == 0)
 		req->refs++;
@@ -315,13 +368,13 @@ ssize_t lgp_send_submit(struct lgp_ep *ep, struct lgp_req *call)
 	ep->queued_msgs++;
 	ep->queued_bytes += req->len;
 	lgp_send_account(ep, req, now, start, left);
-	if (post_at < dom->next_release) {
+	if (post_at < dom->next_release)
 		dom->next_release = post_at;
-		lgp_progress_kick(dom, post_at);
-	}
 	lgp_stats_max(&dom->fab->stats, LGP_STAT_MAX_QUEUE_DEPTH,
 		      lgp_dq_size(&dom->sendq));
 	pthread_mutex_unlock(&dom->lock);
+	/* After unlocking: a woken thread must not find the lock taken. */
+	lgp_progress_kick(dom, post_at);
 	return 0;
 
 eagain:

@@ -1,0 +1,1 @@
+"""loggp: a LogGP network-emulation testbed (see DESIGN.md)."""

@@ -1,0 +1,7 @@
+"""`python -m loggp` is the `loggp` command."""
+
+import sys
+
+from loggp.cli import main
+
+sys.exit(main())

@@ -1,0 +1,149 @@
+"""The loggp command as a user runs it: exit codes and one-line errors."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.unit
+
+
+def loggp(*args: str, env_extra: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    env = dict(os.environ)
+    env.update(env_extra or {})
+    return subprocess.run(
+        [sys.executable, "-m", "loggp", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        check=False,
+    )
+
+
+def one_line(text: str) -> str:
+    lines = text.splitlines()
+    assert len(lines) == 1, text
+    return lines[0]
+
+
+@pytest.mark.parametrize(
+    ("args", "start"),
+    [
+        (["--latency", "10"], "loggp: bad value '10' for LOGGP_LATENCY: expected <number>"),
+        (["--gap=-5us"], "loggp: bad value '-5us' for LOGGP_GAP: expected"),
+        (["--gap", "-5us"], "loggp: bad value '-5us' for LOGGP_GAP: expected"),
+        (["--bandwidth", "0MB/s"], "loggp: bad value '0MB/s' for LOGGP_BANDWIDTH: expected"),
+        (
+            ["--bulk-gap", "1ns/B", "--bandwidth", "1MB/s"],
+            "loggp: bad value '1MB/s' for LOGGP_BANDWIDTH: expected LOGGP_BANDWIDTH or",
+        ),
+    ],
+)
+def test_bad_knob_exits_2_with_one_line(fake_build: Path, args: list[str], start: str) -> None:
+    for cmd in (["exec", *args, "--", "true"], ["calibrate", *args]):
+        res = loggp(*cmd)
+        assert res.returncode == 2
+        assert one_line(res.stderr).startswith(start)
+        assert res.stdout == ""
+
+
+@pytest.mark.parametrize(("cmd", "status"), [("true", 0), ("false", 1), ("exit 7", 7)])
+def test_exec_propagates_exit_status(fake_build: Path, cmd: str, status: int) -> None:
+    assert loggp("exec", "--", "sh", "-c", cmd).returncode == status
+
+
+def test_exec_signal_status(fake_build: Path) -> None:
+    assert loggp("exec", "--", "sh", "-c", "kill -TERM $$").returncode == 128 + 15
+
+
+def test_exec_env(fake_build: Path, tmp_path: Path) -> None:
+    res = loggp(
+        "exec",
+        "--latency",
+        "10us",
+        "--stats",
+        str(tmp_path / "s.jsonl"),
+        "--",
+        "env",
+        env_extra={"LOGGP_GAP": "3us"},
+    )
+    assert res.returncode == 0, res.stderr
+    env = dict(line.split("=", 1) for line in res.stdout.splitlines() if "=" in line)
+    assert env["LOGGP_LATENCY"] == "10us"
+    assert env["FI_HOOK"] == "loggp"
+    assert env["FI_PROVIDER_PATH"] == str(fake_build / "emulator" / "fabric")
+    assert env["LOGGP_STATS_FILE"] == str(tmp_path / "s.jsonl")
+    assert "LOGGP_GAP" not in env
+
+
+def test_exec_passes_options_to_command(fake_build: Path) -> None:
+    res = loggp("exec", "--", "sh", "-c", "echo $0 $1", "--latency", "x")
+    assert res.returncode == 0
+    assert res.stdout.strip() == "--latency x"
+
+
+def test_exec_missing_shim(tmp_path: Path, fake_build: Path) -> None:
+    res = loggp("exec", "--", "true", env_extra={"LOGGP_BUILD": str(tmp_path / "nowhere")})
+    assert res.returncode == 1
+    line = one_line(res.stderr)
+    assert line.startswith("loggp: shim library not found: ")
+    assert str(tmp_path / "nowhere" / "emulator" / "fabric" / "libloggp-fi.so") in line
+
+
+def test_exec_command_not_found(fake_build: Path) -> None:
+    res = loggp("exec", "--", "no-such-command-loggp")
+    assert res.returncode == 127
+    assert one_line(res.stderr) == "loggp: command not found: no-such-command-loggp"
+
+
+def test_exec_timeout(fake_build: Path) -> None:
+    res = loggp("exec", "--timeout", "0.5", "--", "sleep", "30")
+    assert res.returncode == 124
+    assert "did not finish within 0.5 s" in one_line(res.stderr)
+
+
+@pytest.mark.parametrize(
+    "args", [["exec"], ["exec", "--"], ["nonsense"], [], ["exec", "--timeout", "x", "--", "true"]]
+)
+def test_usage_errors_are_one_line(fake_build: Path, args: list[str]) -> None:
+    res = loggp(*args)
+    assert res.returncode == 2
+    assert one_line(res.stderr).startswith("loggp")
+
+
+def test_calibrate_missing_binary(tmp_path: Path, fake_build: Path) -> None:
+    res = loggp("calibrate", env_extra={"LOGGP_BUILD": str(tmp_path / "nowhere")})
+    assert res.returncode == 1
+    assert "calibrate/loggp-calibrate" in one_line(res.stderr)
+
+
+def test_calibrate_with_fake_tool(fake_build: Path, tmp_path: Path) -> None:
+    out = tmp_path / "cal.json"
+    res = loggp("calibrate", "-p", "tcp", "--latency", "50us", "--json", str(out))
+    assert res.returncode == 0, res.stderr
+    assert "latency=50us" in res.stdout and "results:" in res.stdout
+    doc = json.loads(out.read_text())
+    assert doc["knobs"] == {"latency": "50us"}
+    rows = {c["metric"]: c for c in doc["comparison"]}
+    assert rows["L_us"]["increase"] == pytest.approx(50.0)
+
+
+def test_calibrate_tool_failure(fake_build: Path) -> None:
+    res = loggp("calibrate", "--latency", "1us", env_extra={"FAKE_CALIBRATE": "fail"})
+    assert res.returncode == 1
+    assert "exited with status 1: loggp: bad value" in res.stderr.splitlines()[-1]
+    assert "Traceback" not in res.stderr
+
+
+@pytest.mark.slow
+def test_demo_with_fake_tool(fake_build: Path, tmp_path: Path) -> None:
+    res = loggp("demo", "--out", str(tmp_path))
+    assert res.returncode == 0, res.stderr
+    summary = Path(res.stdout.strip().splitlines()[-1].removeprefix("results: "))
+    assert summary.is_file() and summary.parent.parent == tmp_path

@@ -1,0 +1,357 @@
+"""Shared fixtures for the cross-component tests: paths into the CMake build,
+the shim's environment, and launchers (fi_pingpong pairs, mpirun) that never
+wait without a timeout.
+
+The build directory is $LOGGP_BUILD, default <repo>/build.  Binaries the
+build makes (the shim, tests/progs) are a failure when missing, never a skip;
+only things the build cannot make (mpirun, fi_pingpong from libfabric-bin)
+skip with a reason.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+BUILD = Path(os.environ.get("LOGGP_BUILD", REPO / "build")).resolve()
+SHIM_DIR = BUILD / "emulator" / "fabric"
+SHIM_SO = SHIM_DIR / "libloggp-fi.so"
+PROGS = BUILD / "tests" / "progs"
+
+# Knob values small enough that a 100k-message stress run stays quick but
+# every knob is non-zero, so every delay path of the shim is exercised.
+STRESS_KNOBS = {"overhead": "1us", "gap": "1us", "latency": "5us", "bulk_gap": "0.01ns/B"}
+# Non-zero knobs for correctness runs (fi_pingpong, Open MPI).
+NONZERO_KNOBS = {"overhead": "2us", "gap": "2us", "latency": "10us", "bulk_gap": "0.1ns/B"}
+ZERO_KNOBS = {"overhead": "0us", "gap": "0us", "latency": "0us", "bulk_gap": "0ns/B"}
+
+# MPI on its own transports, so that the only libfabric user is the program
+# (fi_stress).  Open MPI 4.1 accepts include lists for pml/btl together with
+# an exclude list for mtl; "--mca btl self,vader,tcp" already keeps btl ofi
+# out, and with pml ob1 the mtl framework is not used at all.
+MPI_OWN_TRANSPORT = [
+    "--mca",
+    "pml",
+    "ob1",
+    "--mca",
+    "btl",
+    "self,vader,tcp",
+    "--mca",
+    "mtl",
+    "^ofi",
+]
+
+
+def mpi_over_ofi(provider: str) -> list[str]:
+    """MCA flags that put MPI point-to-point on libfabric (pml cm, mtl ofi).
+
+    btl ofi is excluded so the only libfabric user inside MPI is the mtl,
+    which keeps the shim's counters attributable to MPI messages.
+    """
+    return [
+        "--mca",
+        "pml",
+        "cm",
+        "--mca",
+        "mtl",
+        "ofi",
+        "--mca",
+        "mtl_ofi_provider_include",
+        provider,
+        "--mca",
+        "btl",
+        "^ofi",
+    ]
+
+
+def core_provider(provider: str) -> str:
+    """The provider nearest the wire: "tcp;ofi_rxm" -> "tcp"."""
+    return provider.split(";")[0]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    for marker in (
+        "unit: fast tests of one module, no binaries needed",
+        "integration: drives the built binaries (needs the CMake build)",
+        "needs_root: needs root (network namespaces, DPDK); skipped otherwise",
+        "slow: takes more than a few seconds",
+    ):
+        config.addinivalue_line("markers", marker)
+
+
+class RunTimeout(AssertionError):
+    """A subprocess outlived its timeout (it was killed)."""
+
+
+def _kill_group(proc: subprocess.Popen[str]) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+def run(
+    cmd: Sequence[str], env: Mapping[str, str], timeout: float
+) -> subprocess.CompletedProcess[str]:
+    """Runs cmd in its own process group; kills the group on timeout."""
+    proc = subprocess.Popen(
+        list(cmd),
+        env=dict(env),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        _kill_group(proc)
+        out, err = proc.communicate()
+        raise RunTimeout(
+            f"timed out after {timeout:.0f} s: {' '.join(cmd)}\nstdout:\n{out}\nstderr:\n{err}"
+        ) from None
+    return subprocess.CompletedProcess(list(cmd), proc.returncode, out, err)
+
+
+def base_env() -> dict[str, str]:
+    """The environment without any trace of the shim."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LOGGP_") or k == "LOGGP_BUILD"}
+    env.pop("FI_HOOK", None)
+    env.pop("FI_PROVIDER_PATH", None)
+    if os.geteuid() == 0:
+        env["OMPI_ALLOW_RUN_AS_ROOT"] = "1"
+        env["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1"
+    return env
+
+
+@dataclass
+class ShimEnv:
+    """Environment that puts a process beneath the shim with given knobs."""
+
+    env: dict[str, str]
+    stats_file: Path
+    knob_vars: dict[str, str] = field(default_factory=dict)
+
+    def stats(self) -> list[dict[str, object]]:
+        """One dict per process that closed a fabric beneath the shim."""
+        if not self.stats_file.exists():
+            return []
+        lines = self.stats_file.read_text().splitlines()
+        return [json.loads(line) for line in lines if line.strip()]
+
+    def provider_msgs(self, provider: str) -> int:
+        return sum(int(s.get("msgs", 0)) for s in self.stats() if s.get("provider") == provider)
+
+
+@pytest.fixture(scope="session")
+def shim_so() -> Path:
+    if not SHIM_SO.is_file():
+        pytest.fail(f"shim not built: {SHIM_SO} missing (cmake --build {BUILD})")
+    return SHIM_SO
+
+
+@pytest.fixture
+def shim(shim_so: Path, tmp_path: Path):
+    """Factory: shim(latency="500us", ...) -> ShimEnv; knob names as DESIGN.md.
+
+    Raw variables can be given with raw={"LOGGP_LATENCY": "10"} to test
+    refusals of bad values.
+    """
+    count = 0
+
+    def make(raw: Mapping[str, str] | None = None, **knobs: str) -> ShimEnv:
+        nonlocal count
+        count += 1
+        stats = tmp_path / f"stats-{count}.jsonl"
+        env = base_env()
+        env["FI_PROVIDER_PATH"] = str(shim_so.parent)
+        env["FI_HOOK"] = "loggp"
+        env["LOGGP_STATS_FILE"] = str(stats)
+        knob_vars = {f"LOGGP_{k.upper()}": v for k, v in knobs.items()}
+        knob_vars.update(raw or {})
+        env.update(knob_vars)
+        return ShimEnv(env=env, stats_file=stats, knob_vars=knob_vars)
+
+    return make
+
+
+def prog_path(name: str) -> Path:
+    path = PROGS / name
+    if not path.is_file():
+        pytest.fail(f"test program not built: {path} (cmake --build {BUILD})")
+    return path
+
+
+@pytest.fixture(scope="session")
+def mpirun_bin() -> str:
+    path = shutil.which("mpirun")
+    if not path:
+        pytest.skip("mpirun not installed (openmpi-bin)")
+    return path
+
+
+@pytest.fixture(scope="session")
+def fi_pingpong_bin() -> str:
+    path = shutil.which("fi_pingpong")
+    if not path:
+        pytest.skip("fi_pingpong not installed (libfabric-bin)")
+    return path
+
+
+def mpirun_cmd(
+    mpirun: str, np: int, argv: Sequence[str], mca: Sequence[str], env: Mapping[str, str]
+) -> list[str]:
+    """mpirun command line that forwards the shim's variables explicitly."""
+    cmd = [mpirun, "-np", str(np), "--oversubscribe", "--bind-to", "none", *mca]
+    for var in sorted(env):
+        if var.startswith(("LOGGP_", "FI_")):
+            cmd += ["-x", var]
+    return cmd + list(argv)
+
+
+def free_port() -> int:
+    """An unused TCP port on 127.0.0.1 for fi_pingpong's control channel."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _listening(port: int) -> bool:
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            rows = Path(table).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for row in rows:
+            cols = row.split()
+            if cols[3] == "0A" and int(cols[1].rsplit(":", 1)[1], 16) == port:
+                return True
+    return False
+
+
+@dataclass
+class PingResult:
+    client: subprocess.CompletedProcess[str]
+    server: subprocess.CompletedProcess[str]
+
+    @property
+    def ok(self) -> bool:
+        return self.client.returncode == 0 and self.server.returncode == 0
+
+    def describe(self) -> str:
+        return (
+            f"client rc={self.client.returncode}\n{self.client.stdout}{self.client.stderr}\n"
+            f"server rc={self.server.returncode}\n{self.server.stdout}{self.server.stderr}"
+        )
+
+
+@dataclass
+class PingPerf:
+    """One row of fi_pingpong's table.
+
+    usec_per_xfer is elapsed / (iterations * 2): fi_pingpong times all
+    iterations of one size (no warm-up; the first iteration includes any
+    connection set-up) and divides by the two transfers per iteration, so it
+    is the mean half round trip, not a median.  mb_per_sec is
+    bytes moved (both directions) / elapsed, in 10^6 B/s.
+    """
+
+    size: str
+    usec_per_xfer: float
+    mb_per_sec: float
+
+
+def parse_pingpong(stdout: str) -> list[PingPerf]:
+    """Rows of fi_pingpong's result table (header "bytes #sent #ack ...")."""
+    rows: list[PingPerf] = []
+    lines = stdout.splitlines()
+    for i, line in enumerate(lines):
+        if not line.split()[:1] == ["bytes"]:
+            continue
+        for row in lines[i + 1 :]:
+            cols = row.split()
+            if len(cols) != 8 or not cols[4].endswith("s"):
+                break
+            rows.append(PingPerf(cols[0], float(cols[6]), float(cols[5])))
+    return rows
+
+
+def fi_pingpong(
+    binary: str,
+    provider: str,
+    ep_type: str,
+    args: Sequence[str],
+    server_env: Mapping[str, str],
+    client_env: Mapping[str, str] | None = None,
+    timeout: float = 60.0,
+) -> PingResult:
+    """Runs an fi_pingpong server and client on 127.0.0.1 (own control port).
+
+    The client starts once the server's control port is listening, or once
+    the server has exited (a refused start); no sleeps.
+    """
+    port = free_port()
+    common = [binary, "-p", provider, "-e", ep_type, *args]
+    server = subprocess.Popen(
+        [*common, "-B", str(port)],
+        env=dict(server_env),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + timeout
+        while not _listening(port) and server.poll() is None:
+            if time.monotonic() > deadline:
+                raise RunTimeout(f"fi_pingpong server never listened on {port}")
+            time.sleep(0.01)  # polling a condition, bounded by deadline
+        if server.poll() is not None:
+            out, err = server.communicate()
+            srv = subprocess.CompletedProcess(common, server.returncode, out, err)
+            return PingResult(subprocess.CompletedProcess(common, -1, "", "not started"), srv)
+        client = run([*common, "-P", str(port), "127.0.0.1"], client_env or server_env, timeout)
+        try:
+            out, err = server.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            _kill_group(server)
+            out, err = server.communicate()
+            err += f"\n[killed: server did not exit within {timeout:.0f} s]"
+            return PingResult(client, subprocess.CompletedProcess(common, -9, out, err))
+        return PingResult(client, subprocess.CompletedProcess(common, server.returncode, out, err))
+    finally:
+        if server.poll() is None:
+            _kill_group(server)
+            server.communicate()
+
+
+def ping_perf(result: PingResult) -> PingPerf:
+    assert result.ok, result.describe()
+    rows = parse_pingpong(result.client.stdout)
+    assert len(rows) == 1, f"expected one result row:\n{result.client.stdout}"
+    return rows[0]
+
+
+def json_line(stdout: str) -> dict[str, object]:
+    """The last line of stdout that is a JSON object."""
+    for line in reversed(stdout.splitlines()):
+        line = line.strip()
+        if line.startswith("{"):
+            return dict(json.loads(line))
+    raise AssertionError(f"no JSON line in output:\n{stdout}")
+
+
+@pytest.fixture
+def env_plain() -> Iterator[dict[str, str]]:
+    yield base_env()

@@ -1,0 +1,129 @@
+"""fi_pingpong from libfabric-bin, a client not written here, beneath the shim.
+
+fi_pingpong's usec/xfer is elapsed / (2 * iterations) over all iterations of
+one size (no warm-up; see conftest.PingPerf): the mean half round trip.  An
+added ΔL delays each of the two legs of a round trip once, so usec/xfer
+grows by ΔL.  Baselines and shimmed runs take the minimum of a few runs so a
+noisy neighbour on this 2-core host inflates neither.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from conftest import (
+    NONZERO_KNOBS,
+    ZERO_KNOBS,
+    base_env,
+    core_provider,
+    fi_pingpong,
+    ping_perf,
+)
+
+pytestmark = pytest.mark.integration
+
+# (provider, endpoint type): plain tcp has only FI_EP_MSG in libfabric 1.17.
+PROVIDERS = [("shm", "rdm"), ("tcp;ofi_rxm", "rdm"), ("udp;ofi_rxd", "rdm"), ("tcp", "msg")]
+IDS = ["shm", "tcp_rxm", "udp_rxd", "tcp_msg"]
+
+
+def min_usec(binary: str, provider: str, ep: str, args: list[str], env, runs: int) -> float:
+    return min(
+        ping_perf(fi_pingpong(binary, provider, ep, args, env)).usec_per_xfer for _ in range(runs)
+    )
+
+
+@pytest.mark.parametrize(("provider", "ep"), PROVIDERS, ids=IDS)
+@pytest.mark.parametrize("knobs", [ZERO_KNOBS, NONZERO_KNOBS], ids=["zero", "nonzero"])
+def test_pingpong_correct_beneath_shim(fi_pingpong_bin, shim, provider, ep, knobs) -> None:
+    """All sizes, data checked by fi_pingpong itself (-c), both sides exit 0."""
+    env = shim(**knobs)
+    res = fi_pingpong(
+        fi_pingpong_bin, provider, ep, ["-S", "all", "-I", "10", "-c"], env.env, timeout=120
+    )
+    assert res.ok, res.describe()
+    if knobs is NONZERO_KNOBS:
+        msgs = env.provider_msgs(core_provider(provider))
+        assert msgs > 0, f"shim carried no {core_provider(provider)} messages: {env.stats()}"
+
+
+@pytest.mark.parametrize(("provider", "ep"), PROVIDERS, ids=IDS)
+def test_latency_500us_adds_to_half_rtt(fi_pingpong_bin, shim, provider, ep) -> None:
+    args = ["-S", "64", "-I", "200"]
+    base = min_usec(fi_pingpong_bin, provider, ep, args, base_env(), runs=3)
+    env = shim(latency="500us")
+    delayed = min_usec(fi_pingpong_bin, provider, ep, args, env.env, runs=2)
+    increase = delayed - base
+    assert 400 <= increase <= 800, f"half-RTT {base:.1f} -> {delayed:.1f} us (+{increase:.1f})"
+
+
+def test_layered_latency_applies_once(fi_pingpong_bin, shim) -> None:
+    """tcp;ofi_rxm: ΔL once per leg (core tcp only), not again at ofi_rxm."""
+    args = ["-S", "64", "-I", "200"]
+    base = min_usec(fi_pingpong_bin, "tcp;ofi_rxm", "rdm", args, base_env(), runs=3)
+    env = shim(latency="500us")
+    delayed = min_usec(fi_pingpong_bin, "tcp;ofi_rxm", "rdm", args, env.env, runs=2)
+    increase = delayed - base
+    assert 400 <= increase < 1.5 * 500, f"half-RTT {base:.1f} -> {delayed:.1f} us"
+    stats = env.stats()
+    core = [s for s in stats if s.get("provider") == "tcp"]
+    others = [s for s in stats if s.get("provider") != "tcp"]
+    assert core and all(int(s["msgs"]) > 0 and int(s["latency_ns"]) > 0 for s in core), stats
+    assert all(int(s.get("msgs", 0)) == 0 and int(s.get("latency_ns", 0)) == 0 for s in others), (
+        f"a utility layer delayed messages: {others}"
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("provider", "ep"),
+    [("shm", "rdm"), ("tcp;ofi_rxm", "rdm"), ("tcp", "msg")],
+    ids=["shm", "tcp_rxm", "tcp_msg"],
+)
+def test_bandwidth_50MBps_caps_64MiB(fi_pingpong_bin, shim, provider, ep) -> None:
+    """64 MiB ping-pong at LOGGP_BANDWIDTH=50MB/s: each leg needs ~1.34 s.
+
+    fi_pingpong's MB/sec is (2 * iterations * size) / elapsed in 10^6 B/s,
+    the effective one-way rate; it must land near 50, below the cap plus
+    slack and well above half of it.
+    """
+    env = shim(bandwidth="50MB/s")
+    res = fi_pingpong(
+        fi_pingpong_bin, provider, ep, ["-S", "67108864", "-I", "2"], env.env, timeout=120
+    )
+    rate = ping_perf(res).mb_per_sec
+    assert 30 <= rate <= 55, f"effective rate {rate:.1f} MB/s under a 50 MB/s cap"
+
+
+# Each entry: raw variables, and a regex one "loggp: " stderr line must match.
+BAD_KNOBS = [
+    ({"LOGGP_LATENCY": "10"}, r"bad value '10' for LOGGP_LATENCY: expected "),
+    ({"LOGGP_LATENCY": "-5us"}, r"bad value '-5us' for LOGGP_LATENCY: expected "),
+    ({"LOGGP_LATENCY": "10uss"}, r"bad value '10uss' for LOGGP_LATENCY: expected "),
+    ({"LOGGP_BANDWIDTH": "0MB/s"}, r"bad value '0MB/s' for LOGGP_BANDWIDTH: expected "),
+    (
+        {"LOGGP_BULK_GAP": "1ns/B", "LOGGP_BANDWIDTH": "1GB/s"},
+        r"LOGGP_(BULK_GAP|BANDWIDTH).*LOGGP_(BULK_GAP|BANDWIDTH)",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("raw", "pattern"),
+    BAD_KNOBS,
+    ids=["no_unit", "negative", "unit_typo", "zero_bw", "bulk_and_bw"],
+)
+def test_bad_knob_refused(fi_pingpong_bin, shim, raw, pattern) -> None:
+    """Both sides exit non-zero; the side that reaches fi_domain first names
+    the knob (the other may instead see its peer hang up on the control
+    channel, which is still a refusal to run)."""
+    env = shim(raw=raw)
+    res = fi_pingpong(
+        fi_pingpong_bin, "tcp;ofi_rxm", "rdm", ["-S", "64", "-I", "10"], env.env, timeout=60
+    )
+    assert res.client.returncode != 0 and res.server.returncode != 0, res.describe()
+    stderr = res.client.stderr + res.server.stderr
+    lines = [ln for ln in stderr.splitlines() if ln.startswith("loggp: ")]
+    assert any(re.search(pattern, ln) for ln in lines), res.describe()
+    assert "fi_domain" in stderr, res.describe()
