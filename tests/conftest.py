@@ -129,6 +129,11 @@ def base_env() -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("LOGGP_") or k == "LOGGP_BUILD"}
     env.pop("FI_HOOK", None)
     env.pop("FI_PROVIDER_PATH", None)
+    # ofi_rxd sends up to 128 packets of up to 64 KiB unacknowledged, which overflows
+    # loopback's default UDP receive buffer (212 KiB): rxd retransmits the data, but not
+    # its acks, so an ack lost after the peer has exited leaves the sender waiting for
+    # ever (a race of rxd's own, hit in ~10 % of runs beneath ΔL = 10 us; tests/README.md).
+    env.setdefault("FI_OFI_RXD_MAX_UNACKED", "8")
     if os.geteuid() == 0:
         env["OMPI_ALLOW_RUN_AS_ROOT"] = "1"
         env["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1"
