@@ -1,5 +1,8 @@
 """The `loggp` command.
 
+    loggp run [FILE] [--out DIR] [--resume] [--fail-fast] [--dry-run] [--no-prometheus]
+    loggp show [FILE]
+    loggp report DIR [--out DIR]
     loggp exec [knob options] [--stats FILE] [--timeout SEC] -- CMD...
     loggp calibrate [-p PROVIDER] [knob options] [--json FILE]
     loggp demo [-p PROVIDER] [--out DIR]
@@ -22,6 +25,7 @@ from typing import NoReturn
 from rich.console import Console
 
 from loggp.calibrate import DEFAULT_TIMEOUT_S, compare, run_calibrate
+from loggp.commands import cmd_report, cmd_run, cmd_show
 from loggp.demo import DEFAULT_PROVIDER, POINT_TIMEOUT_S, run_demo
 from loggp.errors import LoggpError, UsageError
 from loggp.knobs import Knob, KnobSet
@@ -74,6 +78,55 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(
         dest="command", required=True, metavar="COMMAND", parser_class=_Parser
     )
+
+    p = sub.add_parser(
+        "run",
+        help="run an experiment (the built-in default suite without FILE)",
+        description="Run every point of an experiment file's plan with a progress bar, store "
+        "the results in a run directory (results.sqlite, run.json) and write its report. "
+        "Without FILE the built-in default suite runs.  A failed point is recorded and the "
+        "run goes on; Ctrl-C leaves every finished point stored for --resume.",
+    )
+    p.add_argument("file", nargs="?", type=Path, metavar="FILE", help="experiment YAML")
+    p.add_argument(
+        "--out",
+        type=Path,
+        metavar="DIR",
+        help="run directory (default: <output>/<name>-<timestamp>)",
+    )
+    p.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue the run in --out DIR (default: the newest run of this experiment), "
+        "skipping finished points",
+    )
+    p.add_argument("--fail-fast", action="store_true", help="stop at the first failed point")
+    p.add_argument("--dry-run", action="store_true", help="print the plan and run nothing")
+    p.add_argument(
+        "--prometheus",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="start a Prometheus server that scrapes the run "
+        "(default: on when the prometheus binary is installed)",
+    )
+    p.add_argument("--no-report", action="store_true", help="do not write the report")
+
+    p = sub.add_parser(
+        "show",
+        help="print an experiment's resolved plan",
+        description="Validate an experiment file (default: the built-in suite) and print "
+        "its resolved settings and every point of its plan.",
+    )
+    p.add_argument("file", nargs="?", type=Path, metavar="FILE", help="experiment YAML")
+
+    p = sub.add_parser(
+        "report",
+        help="draw slowdown curves of a run directory",
+        description="Write the report of a run directory: figures per knob (PNG, SVG), "
+        "index.html with tables and provenance, results.csv.",
+    )
+    p.add_argument("run_dir", type=Path, metavar="DIR", help="a run directory of loggp run")
+    p.add_argument("--out", type=Path, metavar="DIR", help="report directory (default DIR/report)")
 
     p = sub.add_parser(
         "exec",
@@ -229,6 +282,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cmd_exec(args)
         if args.command == "calibrate":
             return cmd_calibrate(args, console)
+        if args.command == "run":
+            return cmd_run(args, console)
+        if args.command == "show":
+            return cmd_show(args, console)
+        if args.command == "report":
+            return cmd_report(args, console)
         run_demo(
             console,
             provider=args.provider,

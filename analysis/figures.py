@@ -1,0 +1,142 @@
+"""Slowdown figures: one per swept knob, one line per workload, the model dashed.
+
+Drawn with matplotlib's Agg canvas directly (no pyplot, no global backend state), so the
+report works on headless hosts and inside other programs. Each figure is written as PNG
+(dpi 120) and SVG.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from matplotlib import colormaps
+from matplotlib.artist import Artist
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.container import Container
+from matplotlib.figure import Figure
+from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+from analysis.errors import ReportError
+from analysis.knobs import knob_info
+from analysis.model import Models
+from analysis.slowdown import KnobSummary
+
+DPI = 120
+FIGSIZE = (8.0, 4.8)
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">")
+
+
+@dataclass(frozen=True)
+class FigureFiles:
+    knob: str
+    png: Path
+    svg: Path
+
+
+def colours(workloads: Sequence[str]) -> dict[str, tuple[float, float, float, float]]:
+    """A fixed colour per workload, the same in every figure of the report."""
+    cmap = colormaps["tab10" if len(workloads) <= 10 else "tab20"]
+    return {wl: cmap(i % cmap.N) for i, wl in enumerate(workloads)}
+
+
+def figure_stem(knob: str) -> str:
+    return "slowdown_" + re.sub(r"[^A-Za-z0-9_-]", "_", knob)
+
+
+def draw(
+    summary: KnobSummary,
+    models: Models,
+    colour: dict[str, tuple[float, float, float, float]],
+    run_name: str = "",
+) -> Figure:
+    """The slowdown figure of one knob (which must have curves)."""
+    info = knob_info(summary.knob)
+    fig = Figure(figsize=FIGSIZE, layout="constrained")
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot()
+    handles: list[Artist | Container] = []  # legend order: each workload, then its model
+    for i, curve in enumerate(summary.curves):
+        c = colour.get(curve.workload, (0.0, 0.0, 0.0, 1.0))
+        pts = [cp for cp in curve.points if not info.log_x or cp.x > 0]
+        xs = np.array([cp.x for cp in pts])
+        ys = np.array([cp.stat.mean for cp in pts])
+        err = np.array([cp.stat.ci or 0.0 for cp in pts])
+        data = ax.errorbar(
+            xs,
+            ys,
+            yerr=err,
+            color=c,
+            marker=MARKERS[i % len(MARKERS)],
+            markersize=5,
+            linewidth=1.5,
+            capsize=3,
+            label=curve.workload,
+        )
+        handles.append(data)
+        model = models.get(curve.knob, curve.workload)
+        if model is None or len(xs) == 0:
+            continue
+        lo, hi = float(xs.min()), float(xs.max())
+        grid = np.geomspace(lo, hi, 64) if info.log_x and lo > 0 else np.linspace(lo, hi, 64)
+        ym = np.array([model.slowdown(float(x)) for x in grid])
+        label = f"{curve.workload} model"
+        if model.upper_bound:
+            label += " (upper bound)"
+        if model.r2 is not None:
+            label += f", R² = {model.r2:.3f}"
+        (line,) = ax.plot(grid, ym, linestyle="--", linewidth=1.2, color=c, label=label, zorder=3)
+        handles.append(line)
+
+    ax.axhline(1.0, color="0.5", linewidth=0.8, linestyle=":")
+    if info.log_x:
+        ax.set_xscale("log")
+        ax.xaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:g}"))
+        ax.xaxis.set_minor_formatter(NullFormatter())
+    if info.decreasing_x:
+        ax.invert_xaxis()
+    ax.set_ylim(bottom=0)
+    ax.set_xlabel(info.axis_label)
+    ax.set_ylabel("slowdown (× baseline)")
+    title = info.title if not run_name else f"{info.title} — {run_name}"
+    ax.set_title(title)
+    ax.grid(True, which="major", alpha=0.4)
+    if info.log_x:
+        ax.grid(True, which="minor", alpha=0.15)
+    ax.legend(
+        handles=handles,
+        loc="upper left",
+        bbox_to_anchor=(1.02, 1.0),
+        fontsize="small",
+        frameon=False,
+    )
+    return fig
+
+
+def write_figures(
+    summaries: Sequence[KnobSummary],
+    models: Models,
+    workloads: Sequence[str],
+    out_dir: Path,
+    run_name: str = "",
+) -> list[FigureFiles]:
+    """PNG and SVG of every knob that has curves; knobs without curves are skipped."""
+    colour = colours(workloads)
+    written: list[FigureFiles] = []
+    for summary in summaries:
+        if not summary.curves:
+            continue
+        fig = draw(summary, models, colour, run_name)
+        stem = out_dir / figure_stem(summary.knob)
+        files = FigureFiles(summary.knob, stem.with_suffix(".png"), stem.with_suffix(".svg"))
+        try:
+            fig.savefig(files.png, dpi=DPI, metadata={"Software": None})
+            fig.savefig(files.svg, metadata={"Date": None})
+        except OSError as e:
+            raise ReportError(f"{stem}: cannot write figure: {e.strerror or e}") from None
+        written.append(files)
+    return written

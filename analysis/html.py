@@ -1,0 +1,422 @@
+"""index.html: one self-contained page (figures embedded as base64 PNG, no external files
+needed to view it) with the slowdown tables, the excluded points and the run's provenance.
+
+Every value that comes from the run directory is HTML-escaped.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from html import escape
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from analysis.figures import FigureFiles
+from analysis.knobs import knob_info
+from analysis.model import Models
+from analysis.slowdown import Analysis, CurvePoint, KnobSummary, Stat
+from analysis.store import Point, Run
+
+# Provenance keys shown first, in this order; the rest follow alphabetically.
+PROVENANCE_ORDER = (
+    "name",
+    "state",
+    "source",
+    "time",
+    "host",
+    "platform",
+    "cpu",
+    "cpu_model",
+    "cpus",
+    "git_revision",
+    "git_dirty",
+    "loggp",
+    "python",
+    "libfabric",
+    "openmpi",
+    "dpdk",
+)
+
+CSS = """
+body { font-family: sans-serif; margin: 1.5em auto; max-width: 72em; color: #222; }
+h1 { font-size: 1.5em; } h2 { font-size: 1.25em; margin-top: 2em; } h3 { font-size: 1.05em; }
+table { border-collapse: collapse; margin: 0.5em 0 1em; font-size: 0.9em; }
+th, td { border: 1px solid #bbb; padding: 0.25em 0.6em; text-align: left; vertical-align: top; }
+th { background: #eee; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+td.none { color: #999; }
+.n, .cpu { color: #666; font-size: 0.85em; }
+.note { color: #555; }
+.bad { color: #a00; }
+pre { margin: 0; white-space: pre-wrap; font-size: 0.85em; max-width: 50em; }
+img { max-width: 100%; }
+"""
+
+
+def e(value: Any) -> str:
+    """HTML-escaped text of any value."""
+    return escape("" if value is None else str(value), quote=True)
+
+
+def fmt(v: float | None, digits: int = 3) -> str:
+    """A number with about `digits` significant digits, never in exponent form."""
+    if v is None or not math.isfinite(v):
+        return "–"
+    if v == 0:
+        return "0"
+    decimals = max(0, digits - 1 - math.floor(math.log10(abs(v))))
+    return f"{v:.{decimals}f}"
+
+
+def fmt_stat(s: Stat) -> str:
+    text = fmt(s.mean)
+    if s.ci is not None:
+        text += f" ± {fmt(s.ci, 2)}"
+    return text
+
+
+def fmt_cpu(v: float | None) -> str:
+    return "–" if v is None else f"{100.0 * v:.0f}%"
+
+
+@dataclass(frozen=True)
+class Page:
+    run: Run
+    analysis: Analysis
+    models: Models
+    figures: Sequence[FigureFiles]
+    host_cpu: Mapping[str, float] | None = None
+
+
+def render(page: Page) -> str:
+    name = page.run.info.name
+    parts = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        f"<title>loggp report: {e(name)}</title>",
+        f"<style>{CSS}</style></head><body>",
+        f"<h1>loggp report: {e(name)}</h1>",
+        _summary(page),
+        _provenance(page),
+        _baselines(page),
+    ]
+    figures = {f.knob: f for f in page.figures}
+    for summary in page.analysis.knobs:
+        parts.append(_knob_section(page, summary, figures.get(summary.knob)))
+    parts.append(_grid(page))
+    parts.append(_excluded(page))
+    parts.append(_all_points(page))
+    parts.append(_experiment(page))
+    parts.append(_definitions())
+    parts.append("</body></html>")
+    return "\n".join(p for p in parts if p) + "\n"
+
+
+def write_html(page: Page, path: Path) -> Path:
+    path.write_text(render(page), encoding="utf-8")
+    return path
+
+
+# --- sections ---------------------------------------------------------------------------
+
+
+def _summary(page: Page) -> str:
+    pts = page.run.points
+    n_ok = sum(p.ok for p in pts)
+    a = page.analysis
+    items = [
+        f"{len(pts)} point(s), {n_ok} ok, {len(pts) - n_ok} not ok; "
+        f"{len(a.workloads)} workload(s): {e(', '.join(a.workloads))}."
+    ]
+    for wl, why in a.no_baseline.items():
+        items.append(f'<span class="bad">Workload {e(wl)}: no baseline</span> ({e(why)}).')
+    for k in a.knobs:
+        why = k.why_no_figure
+        if why is not None:
+            items.append(f'<span class="bad">Knob {e(k.knob)}: no figure</span> ({e(why)}).')
+    if "msgs_check" in page.run.columns:
+        checks = [p.msgs_check for p in pts if p.msgs_check is not None]
+        if checks:
+            bad = sum(not c.startswith("match") for c in checks)
+            cls = ' class="bad"' if bad else ""
+            items.append(
+                f"<span{cls}>Message-count check: {len(checks) - bad} match, "
+                f"{bad} mismatch</span> (msgs reported by the workloads against the shim's "
+                "counters)."
+            )
+    lis = "".join(f"<li>{i}</li>" for i in items)
+    return f"<h2>Summary</h2><ul>{lis}</ul>"
+
+
+def _flatten(d: Mapping[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
+    out: list[tuple[str, Any]] = []
+    for k, v in d.items():
+        key = f"{prefix}{k}"
+        if isinstance(v, Mapping):
+            out.extend(_flatten(v, key + "."))
+        elif isinstance(v, list | tuple):
+            out.append((key, " ".join(map(str, v)) if key.endswith("argv") else json.dumps(v)))
+        else:
+            out.append((key, v))
+    return out
+
+
+def _provenance(page: Page) -> str:
+    info = page.run.info
+    prov: dict[str, Any] = {"name": info.name, **info.provenance}
+    rows = _flatten(prov)
+    rank = {k: i for i, k in enumerate(PROVENANCE_ORDER)}
+    rows.sort(key=lambda kv: (rank.get(kv[0], len(rank)), kv[0]))
+    body = "".join(f"<tr><th>{e(k)}</th><td>{e(v)}</td></tr>" for k, v in rows)
+    return (
+        f'<h2>Provenance</h2><p class="note">From {e(info.path)}.</p>'
+        f'<table class="provenance">{body}</table>'
+    )
+
+
+def _baselines(page: Page) -> str:
+    a = page.analysis
+    rows = []
+    for wl in a.workloads:
+        base = a.baselines.get(wl)
+        if base is None:
+            why = a.no_baseline.get(wl, "")
+            rows.append(
+                f'<tr><th>{e(wl)}</th><td class="bad" colspan="3">no baseline ({e(why)})</td></tr>'
+            )
+            continue
+        s = base.stat
+        kind = "rate, higher is better" if base.higher_is_better else "time"
+        rows.append(
+            f"<tr><th>{e(wl)}</th><td>{e(base.metric)} ({kind})</td>"
+            f'<td class="num">{e(fmt_stat(s))}</td><td class="num">{s.n}</td></tr>'
+        )
+    return (
+        "<h2>Baselines</h2>"
+        '<table class="baselines"><tr><th>workload</th><th>metric</th>'
+        f"<th>mean ± 95% CI</th><th>n</th></tr>{''.join(rows)}</table>"
+    )
+
+
+def _figure(fig: FigureFiles) -> str:
+    data = base64.b64encode(fig.png.read_bytes()).decode("ascii")
+    alt = f"slowdown against {fig.knob}"
+    return (
+        f'<p><img src="data:image/png;base64,{data}" alt="{e(alt)}"></p>'
+        f'<p class="note">Files: <a href="{e(fig.png.name)}">{e(fig.png.name)}</a>, '
+        f'<a href="{e(fig.svg.name)}">{e(fig.svg.name)}</a></p>'
+    )
+
+
+def _cpu_mean(page: Page, ids: Iterable[str]) -> float | None:
+    if page.host_cpu is None:
+        return None
+    known = [page.host_cpu[i] for i in ids if i in page.host_cpu]
+    return sum(known) / len(known) if known else None
+
+
+def _cell(page: Page, cp: CurvePoint | None) -> str:
+    if cp is None:
+        return '<td class="num none">–</td>'
+    text = f'{e(fmt_stat(cp.stat))} <span class="n">n={cp.stat.n}</span>'
+    if page.host_cpu is not None:
+        text += f'<br><span class="cpu">CPU {e(fmt_cpu(_cpu_mean(page, cp.point_ids)))}</span>'
+    return f'<td class="num">{text}</td>'
+
+
+def _knob_section(page: Page, summary: KnobSummary, fig: FigureFiles | None) -> str:
+    info = knob_info(summary.knob)
+    out = [
+        f'<h2 id="knob-{e(summary.knob)}">{e(info.title)}</h2>',
+        f'<p class="note">Knob <code>{e(summary.knob)}</code>, values in {e(info.unit)}; '
+        f"{summary.n_points} point(s), {summary.n_ok} ok.</p>",
+    ]
+    why = summary.why_no_figure
+    if why is not None:
+        out.append(f'<p class="bad">No figure: {e(why)}.</p>')
+    if fig is not None:
+        out.append(_figure(fig))
+    xs = sorted({cp.x for c in summary.curves for cp in c.points}, reverse=info.decreasing_x)
+    if summary.curves or summary.no_baseline:
+        base_xs = {cp.x for c in summary.curves for cp in c.points if cp.baseline}
+        head = "".join(
+            f"<th>{e(f'{x:g}')} {e(info.unit)}{' (baseline)' if x in base_xs else ''}</th>"
+            for x in xs
+        )
+        rows = []
+        for c in summary.curves:
+            at = {cp.x: cp for cp in c.points}
+            cells = "".join(_cell(page, at.get(x)) for x in xs)
+            rows.append(
+                f"<tr><th>{e(c.workload)}</th><td>{e(c.metric)}</td>{cells}"
+                f"<td>{_model_cell(page, summary.knob, c.workload)}</td></tr>"
+            )
+        for wl in summary.no_baseline:
+            why_wl = page.analysis.no_baseline.get(wl, "")
+            rows.append(
+                f'<tr><th>{e(wl)}</th><td></td><td class="bad" colspan="{len(xs) + 1}">'
+                f"no baseline ({e(why_wl)})</td></tr>"
+            )
+        out.append(
+            f'<table class="slowdown"><tr><th>workload</th><th>metric</th>{head}'
+            f"<th>model</th></tr>{''.join(rows)}</table>"
+        )
+        out.append(
+            f'<p class="note">Slowdown at each {e(info.symbol)}: mean over repeats ± half-width '
+            "of the 95% t interval (none for a single repeat); n = repeats.</p>"
+        )
+    n_bad = summary.n_points - summary.n_ok
+    if n_bad:
+        out.append(f'<p class="note">{n_bad} of {summary.n_points} point(s) not ok (below).</p>')
+    return "\n".join(out)
+
+
+def _model_cell(page: Page, knob: str, workload: str) -> str:
+    model = page.models.get(knob, workload)
+    if model is None:
+        why = page.models.skipped.get((knob, workload), "no model")
+        return f'<span class="note">{e(why)}</span>'
+    r2 = "R² –" if model.r2 is None else f"R² = {model.r2:.3f}"
+    count = "m" if model.count_name == "critical_path" else "B"
+    return (
+        f"{e(model.equation)}<br>{count} = {e(fmt(model.count, 6))}, "
+        f"T0 = {e(fmt(model.t0_s, 4))} s<br>{e(r2)}"
+    )
+
+
+def _grid(page: Page) -> str:
+    cells = page.analysis.grid
+    if not cells:
+        return ""
+    rows = "".join(
+        f"<tr><th>{e(c.workload)}</th>"
+        f"<td>{e(', '.join(f'{k}={v:g}' for k, v in c.knob_values.items()))}</td>"
+        f'<td class="num">{e(fmt_stat(c.stat))} <span class="n">n={c.stat.n}</span></td>'
+        + (
+            f'<td class="num">{e(fmt_cpu(_cpu_mean(page, c.point_ids)))}</td>'
+            if page.host_cpu is not None
+            else ""
+        )
+        + "</tr>"
+        for c in cells
+    )
+    cpu = "<th>host CPU</th>" if page.host_cpu is not None else ""
+    return (
+        "<h2>Grid points</h2>"
+        f'<table class="grid"><tr><th>workload</th><th>knobs (report units)</th>'
+        f"<th>slowdown</th>{cpu}</tr>{rows}</table>"
+    )
+
+
+def _point_cols(page: Page) -> tuple[bool, bool]:
+    has_check = "msgs_check" in page.run.columns and any(
+        p.msgs_check is not None for p in page.run.points
+    )
+    return has_check, page.host_cpu is not None
+
+
+def _excluded(page: Page) -> str:
+    excluded = page.analysis.excluded
+    if not excluded:
+        return '<h2>Failed and invalid points</h2><p class="note">None.</p>'
+    has_check, has_cpu = _point_cols(page)
+    head = (
+        "<tr><th>point</th><th>workload</th><th>knob</th><th>Δ</th><th>repeat</th>"
+        "<th>status</th><th>reason</th>"
+        + ("<th>msgs_check</th>" if has_check else "")
+        + ("<th>host CPU</th>" if has_cpu else "")
+        + "<th>stderr (tail)</th></tr>"
+    )
+    rows = []
+    for x in excluded:
+        p = x.point
+        rows.append(
+            f"<tr><td>{e(p.point_id)}</td><td>{e(p.workload)}</td><td>{e(p.sweep_knob)}</td>"
+            f'<td class="num">{e(_delta(p))}</td><td class="num">{p.repeat}</td>'
+            f'<td class="bad">{e(p.status)}</td><td>{e(x.reason)}</td>'
+            + (f"<td>{e(p.msgs_check or '')}</td>" if has_check else "")
+            + (f'<td class="num">{e(_point_cpu(page, p))}</td>' if has_cpu else "")
+            + f"<td><pre>{e(_tail(p.stderr_tail))}</pre></td></tr>"
+        )
+    return (
+        "<h2>Failed and invalid points</h2>"
+        '<p class="note">Not on any curve. Workloads without a baseline are listed in the '
+        "summary and in their knob's table.</p>"
+        f'<table class="excluded">{head}{"".join(rows)}</table>'
+    )
+
+
+def _all_points(page: Page) -> str:
+    has_check, has_cpu = _point_cols(page)
+    head = (
+        "<tr><th>point</th><th>workload</th><th>knob</th><th>Δ</th><th>repeat</th>"
+        "<th>status</th><th>metric</th><th>value</th><th>slowdown</th>"
+        + ("<th>msgs_check</th>" if has_check else "")
+        + ("<th>host CPU</th>" if has_cpu else "")
+        + "</tr>"
+    )
+    rows = []
+    for p in page.run.points:
+        sd = page.analysis.slowdown.get(p.point_id)
+        check = p.msgs_check or ""
+        check_cls = ' class="bad"' if check and not check.startswith("match") else ""
+        rows.append(
+            f"<tr><td>{e(p.point_id)}</td><td>{e(p.workload)}</td><td>{e(p.sweep_knob)}</td>"
+            f'<td class="num">{e(_delta(p))}</td><td class="num">{p.repeat}</td>'
+            f"<td>{e(p.status)}</td><td>{e(p.metric)}</td>"
+            f'<td class="num">{e(fmt(p.value, 6))}</td><td class="num">{e(fmt(sd, 4))}</td>'
+            + (f"<td{check_cls}>{e(check)}</td>" if has_check else "")
+            + (f'<td class="num">{e(_point_cpu(page, p))}</td>' if has_cpu else "")
+            + "</tr>"
+        )
+    return (
+        f"<h2>All points</h2><details><summary>{len(rows)} point(s); also in "
+        '<a href="results.csv">results.csv</a></summary>'
+        f'<table class="points">{head}{"".join(rows)}</table></details>'
+    )
+
+
+def _experiment(page: Page) -> str:
+    exp = page.run.info.experiment
+    if exp is None:
+        return ""
+    text = yaml.safe_dump(exp, sort_keys=False, allow_unicode=True, default_flow_style=False)
+    return (
+        "<h2>Experiment</h2><details><summary>Resolved experiment from run.json</summary>"
+        f"<pre>{e(text)}</pre></details>"
+    )
+
+
+def _definitions() -> str:
+    return (
+        '<h2>Definitions</h2><ul class="note">'
+        "<li>slowdown<sub>i</sub> = value<sub>i</sub> / mean(baseline) for times, "
+        "mean(baseline) / value<sub>i</sub> for rates (higher is better).</li>"
+        "<li>Cells show the mean over repeats ± t(0.975, n−1)·s/√n.</li>"
+        "<li>Model: T(Δ) = T0 + count·Δ from the workload's msgs.critical_path (m) or "
+        "msgs.critical_bytes (B); slowdown = T(Δ)/T0; R² against the measured means.</li>"
+        "</ul>"
+    )
+
+
+def _delta(p: Point) -> str:
+    if p.sweep_value is None:
+        return ""
+    return f"{p.sweep_value:g} {knob_info(p.sweep_knob).unit}"
+
+
+def _point_cpu(page: Page, p: Point) -> str:
+    assert page.host_cpu is not None
+    return fmt_cpu(page.host_cpu.get(p.point_id))
+
+
+def _tail(text: str | None, limit: int = 600) -> str:
+    if not text:
+        return ""
+    return text if len(text) <= limit else "…" + text[-limit:]

@@ -1,0 +1,184 @@
+"""The LogGP model line: predicted slowdown from a workload's message counts.
+
+With T0 the baseline run time, m = msgs.critical_path (messages one rank waits through in
+sequence) and B = msgs.critical_bytes (bytes on that path), adding Δ to a knob predicts
+
+    overhead        T = T0 + 2·m·Δo        (each message pays Δo at the sender and receiver)
+    send_overhead   T = T0 + m·Δo_s
+    recv_overhead   T = T0 + m·Δo_r
+    gap             T = T0 + m·Δg          (an upper bound: g overlaps with other work)
+    latency         T = T0 + m·ΔL
+    bulk_gap        T = T0 + B·ΔG
+    bandwidth       T = T0 + B/BW
+
+and slowdown(Δ) = T(Δ) / T0. Δ is measured from the baseline's own setting of the knob (0
+when the baseline leaves it unset, unlimited bandwidth for `bandwidth`). For a rate metric
+the slowdown is still T(Δ) / T0, with T0 the baseline's mean `metrics.time_s`.
+
+R² = 1 - Σ(s_i - ŝ_i)² / Σ(s_i - s̄)² over the curve's measured mean slowdowns s_i and the
+model's ŝ_i at the same Δ: 1 means the counts explain the curve exactly, 0 means the model
+does no better than a flat line at the mean, and a negative value means it does worse.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from analysis.slowdown import Analysis, Baseline, Curve, baseline_x
+from analysis.store import Point
+
+US = 1e-6
+NS = 1e-9
+MB = 1e6
+
+
+def _per_us(x: float) -> float:
+    return x * US
+
+
+def _per_ns(x: float) -> float:
+    return x * NS
+
+
+def _per_mb_s(x: float) -> float:
+    return 1.0 / (x * MB) if x > 0 else math.inf
+
+
+@dataclass(frozen=True)
+class _Term:
+    count: str  # "critical_path" or "critical_bytes"
+    multiplier: int
+    seconds: Callable[[float], float]  # knob value -> seconds per message or per byte
+    equation: str
+    upper_bound: bool = False
+
+
+_TERMS: dict[str, _Term] = {
+    "overhead": _Term("critical_path", 2, _per_us, "T = T0 + 2·m·Δo"),
+    "send_overhead": _Term("critical_path", 1, _per_us, "T = T0 + m·Δo_s"),
+    "recv_overhead": _Term("critical_path", 1, _per_us, "T = T0 + m·Δo_r"),
+    "gap": _Term("critical_path", 1, _per_us, "T ≤ T0 + m·Δg", upper_bound=True),
+    "latency": _Term("critical_path", 1, _per_us, "T = T0 + m·ΔL"),
+    "bulk_gap": _Term("critical_bytes", 1, _per_ns, "T = T0 + B·ΔG"),
+    "bandwidth": _Term("critical_bytes", 1, _per_mb_s, "T = T0 + B/BW"),
+}
+
+# metric name suffix -> seconds per unit; rates (_per_s) are not times
+_TIME_SUFFIXES = (("_per_s", None), ("_ns", NS), ("_us", US), ("_ms", 1e-3), ("_s", 1.0))
+
+
+def metric_seconds(metric: str) -> float | None:
+    """Seconds per unit of a time metric (time_s -> 1, lat_us -> 1e-6), None otherwise."""
+    for suffix, scale in _TIME_SUFFIXES:
+        if metric.endswith(suffix):
+            return scale
+    return None
+
+
+@dataclass(frozen=True)
+class Model:
+    """The model line of one workload on one knob."""
+
+    knob: str
+    workload: str
+    t0_s: float  # baseline run time
+    count: float  # m (messages) or B (bytes) on the critical path
+    count_name: str  # "critical_path" or "critical_bytes"
+    base_cost_s: float  # seconds per message/byte at the baseline's setting of the knob
+    r2: float | None  # against the measured curve; None when it has no spread
+
+    @property
+    def equation(self) -> str:
+        return _TERMS[self.knob].equation
+
+    @property
+    def upper_bound(self) -> bool:
+        return _TERMS[self.knob].upper_bound
+
+    def time_s(self, x: float) -> float:
+        term = _TERMS[self.knob]
+        return self.t0_s + term.multiplier * self.count * (term.seconds(x) - self.base_cost_s)
+
+    def slowdown(self, x: float) -> float:
+        return self.time_s(x) / self.t0_s
+
+
+def r_squared(measured: Sequence[float], predicted: Sequence[float]) -> float | None:
+    """Coefficient of determination; None with fewer than 2 points or no spread."""
+    if len(measured) != len(predicted):
+        raise ValueError("measured and predicted differ in length")
+    if len(measured) < 2:
+        return None
+    mean = math.fsum(measured) / len(measured)
+    ss_tot = math.fsum((m - mean) ** 2 for m in measured)
+    if ss_tot == 0:
+        return None
+    ss_res = math.fsum((m - p) ** 2 for m, p in zip(measured, predicted, strict=True))
+    return 1.0 - ss_res / ss_tot
+
+
+@dataclass(frozen=True)
+class Models:
+    fits: dict[tuple[str, str], Model]  # (knob, workload) -> model
+    skipped: dict[tuple[str, str], str]  # (knob, workload) -> why there is no model line
+
+    def get(self, knob: str, workload: str) -> Model | None:
+        return self.fits.get((knob, workload))
+
+
+def fit_models(analysis: Analysis, points: Iterable[Point]) -> Models:
+    """A model line for every curve whose workload reported the counts the knob needs."""
+    by_id = {p.point_id: p for p in points}
+    fits: dict[tuple[str, str], Model] = {}
+    skipped: dict[tuple[str, str], str] = {}
+    for summary in analysis.knobs:
+        for curve in summary.curves:
+            key = (curve.knob, curve.workload)
+            base = analysis.baselines[curve.workload]
+            result = _fit(curve, base, by_id)
+            if isinstance(result, Model):
+                fits[key] = result
+            else:
+                skipped[key] = result
+    return Models(fits, skipped)
+
+
+def _fit(curve: Curve, base: Baseline, by_id: Mapping[str, Point]) -> Model | str:
+    term = _TERMS.get(curve.knob)
+    if term is None:
+        return f"no model for knob {curve.knob}"
+    t0 = _baseline_seconds(base, by_id)
+    if t0 is None:
+        return f"metric {base.metric} is not a time and the result has no metrics.time_s"
+    if t0 <= 0:
+        return "baseline time is not positive"
+    swept = [pid for cp in curve.points if not cp.baseline for pid in cp.point_ids]
+    count = _mean_count(base.point_ids, term.count, by_id)
+    if count is None:
+        count = _mean_count(swept, term.count, by_id)
+    if count is None:
+        return f"no msgs.{term.count} reported"
+    bx = baseline_x(curve.knob, base)
+    base_cost = 0.0 if bx is None else term.seconds(bx)
+    model = Model(curve.knob, curve.workload, t0, count, term.count, base_cost, None)
+    measured = [cp.stat.mean for cp in curve.points]
+    predicted = [model.slowdown(cp.x) for cp in curve.points]
+    r2 = r_squared(measured, predicted) if all(map(math.isfinite, predicted)) else None
+    return Model(curve.knob, curve.workload, t0, count, term.count, base_cost, r2)
+
+
+def _baseline_seconds(base: Baseline, by_id: Mapping[str, Point]) -> float | None:
+    scale = metric_seconds(base.metric)
+    if scale is not None and not base.higher_is_better:
+        return base.mean * scale
+    times = [by_id[pid].result_metric("time_s") for pid in base.point_ids]
+    known = [t for t in times if t is not None]
+    return math.fsum(known) / len(known) if known else None
+
+
+def _mean_count(ids: Iterable[str], name: str, by_id: Mapping[str, Point]) -> float | None:
+    counts = [getattr(by_id[pid].msgs, name) for pid in ids]
+    known = [c for c in counts if c is not None]
+    return math.fsum(known) / len(known) if known else None

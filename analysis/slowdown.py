@@ -1,0 +1,338 @@
+"""Slowdown per workload, knob and Δ: mean over repeats with a 95% confidence interval.
+
+For a workload with baseline values b_1..b_k (its `baseline` points) and a point with
+value v_i:
+
+    slowdown_i = v_i / mean(b)      for times (higher_is_better = 0)
+    slowdown_i = mean(b) / v_i      for rates (higher_is_better = 1)
+
+The curve at Δ is the mean of slowdown_i over the repeats at Δ, with the Student-t interval
+mean ± t(0.975, n-1) · s / sqrt(n) (s the sample standard deviation); a single repeat has no
+interval. The baseline itself is drawn at Δ = 0 with slowdown_i = b_i / mean(b) (mean 1).
+The interval describes the spread of the repeats at Δ; the baseline's own spread is not
+propagated into it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from analysis.knobs import BASELINE, GRID, knob_info, knob_sort_key
+from analysis.store import Point
+
+# Two-sided 95% Student-t critical values t(0.975, df) for df = 1..30.
+T_975 = (
+    12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+    2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
+    2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042,
+)  # fmt: skip
+# Beyond 30: the value of the largest tabulated df not above the given one (conservative).
+_T_975_LARGE = ((120, 1.980), (60, 2.000), (40, 2.021))
+
+
+def t_critical(df: int) -> float:
+    """t(0.975, df): the half-width factor of a two-sided 95% interval."""
+    if df < 1:
+        raise ValueError(f"degrees of freedom must be >= 1, got {df}")
+    if df <= len(T_975):
+        return T_975[df - 1]
+    for limit, t in _T_975_LARGE:
+        if df >= limit:
+            return t
+    return T_975[-1]
+
+
+@dataclass(frozen=True)
+class Stat:
+    """Mean of n values with the half-width of its 95% interval (None when n = 1)."""
+
+    mean: float
+    ci: float | None
+    n: int
+
+    @property
+    def low(self) -> float | None:
+        return None if self.ci is None else self.mean - self.ci
+
+    @property
+    def high(self) -> float | None:
+        return None if self.ci is None else self.mean + self.ci
+
+
+def mean_ci(values: Sequence[float]) -> Stat:
+    """Mean and Student-t 95% interval of the values."""
+    n = len(values)
+    if n == 0:
+        raise ValueError("mean of no values")
+    mean = math.fsum(values) / n
+    if n == 1:
+        return Stat(mean, None, 1)
+    var = math.fsum((v - mean) ** 2 for v in values) / (n - 1)
+    return Stat(mean, t_critical(n - 1) * math.sqrt(var) / math.sqrt(n), n)
+
+
+def slowdown_of(value: float, baseline_mean: float, higher_is_better: bool) -> float:
+    """Slowdown of one measured value against the baseline mean."""
+    return baseline_mean / value if higher_is_better else value / baseline_mean
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """A workload's baseline: its ok `baseline` points."""
+
+    workload: str
+    metric: str
+    higher_is_better: bool
+    values: tuple[float, ...]
+    point_ids: tuple[str, ...]
+    knob_values: dict[str, float]  # the baseline's knobs in report units
+
+    @property
+    def stat(self) -> Stat:
+        return mean_ci(self.values)
+
+    @property
+    def mean(self) -> float:
+        return self.stat.mean
+
+
+@dataclass(frozen=True)
+class CurvePoint:
+    x: float  # the knob's value (Δ) in the knob's unit
+    stat: Stat  # slowdown over repeats
+    point_ids: tuple[str, ...]
+    baseline: bool = False  # the baseline drawn at Δ = 0
+
+
+@dataclass(frozen=True)
+class Curve:
+    """One workload's slowdown against one knob, by increasing x."""
+
+    knob: str
+    workload: str
+    metric: str
+    higher_is_better: bool
+    points: tuple[CurvePoint, ...]
+
+
+@dataclass(frozen=True)
+class KnobSummary:
+    """Everything measured for one swept knob."""
+
+    knob: str
+    curves: tuple[Curve, ...]
+    n_points: int
+    n_ok: int
+    no_baseline: tuple[str, ...]  # workloads swept on this knob that have no baseline
+
+    @property
+    def why_no_figure(self) -> str | None:
+        """None when the knob gets a figure, else the reason it does not."""
+        if self.curves:
+            return None
+        if self.n_ok == 0:
+            return f"all {self.n_points} point(s) failed"
+        if self.no_baseline:
+            return "no swept workload has a baseline"
+        return "no usable points"
+
+
+@dataclass(frozen=True)
+class GridCell:
+    """Repeats of one grid point (several knobs set at once)."""
+
+    workload: str
+    knob_values: dict[str, float]
+    stat: Stat
+    point_ids: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Excluded:
+    """A point that is on no curve, and why."""
+
+    point: Point
+    reason: str
+
+
+@dataclass(frozen=True)
+class Analysis:
+    workloads: tuple[str, ...]  # in order of first appearance
+    baselines: dict[str, Baseline]
+    no_baseline: dict[str, str]  # workload -> why it has no usable baseline
+    slowdown: dict[str, float]  # point_id -> slowdown, for every usable point
+    knobs: tuple[KnobSummary, ...]
+    grid: tuple[GridCell, ...]
+    excluded: tuple[Excluded, ...]  # failed, invalid or unusable points
+
+    def knob(self, name: str) -> KnobSummary | None:
+        return next((k for k in self.knobs if k.knob == name), None)
+
+
+def analyse(points: Iterable[Point]) -> Analysis:
+    """Baselines, per-point slowdowns, curves per knob and the excluded points."""
+    points = tuple(points)
+    workloads = tuple(dict.fromkeys(p.workload for p in points))
+    excluded: list[Excluded] = []
+    usable: list[Point] = []
+    for p in points:
+        reason = _unusable(p)
+        if reason is None:
+            usable.append(p)
+        else:
+            excluded.append(Excluded(p, reason))
+
+    baselines, no_baseline = _baselines(points, usable)
+    slowdown: dict[str, float] = {}
+    on_curves: list[Point] = []
+    for p in usable:
+        base = baselines.get(p.workload)
+        if base is None:
+            continue  # the workload is listed under no_baseline
+        if (p.metric, p.higher_is_better) != (base.metric, base.higher_is_better):
+            why = f"metric {p.metric} differs from the baseline's {base.metric}"
+            excluded.append(Excluded(p, why))
+            continue
+        assert p.value is not None  # checked by _unusable
+        slowdown[p.point_id] = slowdown_of(p.value, base.mean, base.higher_is_better)
+        on_curves.append(p)
+
+    knob_names = sorted(
+        {p.sweep_knob for p in points} - {BASELINE, GRID},
+        key=knob_sort_key,
+    )
+    knobs = tuple(
+        _knob_summary(k, points, on_curves, baselines, slowdown, workloads) for k in knob_names
+    )
+    grid = _grid(on_curves, slowdown)
+    excluded.sort(key=lambda e: (e.point.seq is None, e.point.seq or 0, e.point.point_id))
+    return Analysis(
+        workloads=workloads,
+        baselines=baselines,
+        no_baseline=no_baseline,
+        slowdown=slowdown,
+        knobs=knobs,
+        grid=grid,
+        excluded=tuple(excluded),
+    )
+
+
+def _unusable(p: Point) -> str | None:
+    if not p.ok:
+        if p.status == "invalid":
+            return "invalid: the workload's own check of its output failed"
+        code = "" if not p.exit_code else f" (exit {p.exit_code})"
+        return f"{p.status}{code}"
+    if p.value is None:
+        return "ok but no value recorded"
+    if p.value <= 0:
+        return f"ok but value {p.value:g} is not positive"
+    if p.sweep_knob not in (BASELINE, GRID) and p.sweep_value is None:
+        return f"sweep_value missing for knob {p.sweep_knob}"
+    return None
+
+
+def _baselines(
+    points: Sequence[Point], usable: Sequence[Point]
+) -> tuple[dict[str, Baseline], dict[str, str]]:
+    baselines: dict[str, Baseline] = {}
+    no_baseline: dict[str, str] = {}
+    for wl in dict.fromkeys(p.workload for p in points):
+        recorded = [p for p in points if p.workload == wl and p.sweep_knob == BASELINE]
+        good = [p for p in usable if p.workload == wl and p.sweep_knob == BASELINE]
+        if not recorded:
+            no_baseline[wl] = "no baseline points recorded"
+            continue
+        if not good:
+            no_baseline[wl] = f"all {len(recorded)} baseline point(s) failed"
+            continue
+        # the metric most baseline repeats report; others are excluded as mismatches
+        metric, hib = Counter((p.metric, p.higher_is_better) for p in good).most_common(1)[0][0]
+        chosen = [p for p in good if (p.metric, p.higher_is_better) == (metric, hib)]
+        baselines[wl] = Baseline(
+            workload=wl,
+            metric=metric,
+            higher_is_better=hib,
+            values=tuple(p.value for p in chosen if p.value is not None),
+            point_ids=tuple(p.point_id for p in chosen),
+            knob_values=dict(chosen[0].knob_values),
+        )
+    return baselines, no_baseline
+
+
+def baseline_x(knob: str, base: Baseline) -> float | None:
+    """Where the baseline sits on the knob's axis; None when it has no position there."""
+    if knob in base.knob_values:
+        return base.knob_values[knob]
+    return 0.0 if knob_info(knob).baseline_at_zero else None
+
+
+def _knob_summary(
+    knob: str,
+    points: Sequence[Point],
+    on_curves: Sequence[Point],
+    baselines: dict[str, Baseline],
+    slowdown: dict[str, float],
+    workloads: Sequence[str],
+) -> KnobSummary:
+    mine = [p for p in points if p.sweep_knob == knob]
+    swept = [p for p in on_curves if p.sweep_knob == knob]
+    curves: list[Curve] = []
+    for wl in workloads:
+        wl_points = [p for p in swept if p.workload == wl]
+        if not wl_points:
+            continue
+        base = baselines[wl]
+        by_x: dict[float, list[Point]] = {}
+        for p in wl_points:
+            assert p.sweep_value is not None
+            by_x.setdefault(p.sweep_value, []).append(p)
+        cps = [
+            CurvePoint(
+                x=x,
+                stat=mean_ci([slowdown[p.point_id] for p in ps]),
+                point_ids=tuple(p.point_id for p in ps),
+            )
+            for x, ps in by_x.items()
+        ]
+        bx = baseline_x(knob, base)
+        if bx is not None and bx not in by_x:
+            cps.append(
+                CurvePoint(
+                    x=bx,
+                    stat=mean_ci([slowdown[pid] for pid in base.point_ids]),
+                    point_ids=base.point_ids,
+                    baseline=True,
+                )
+            )
+        cps.sort(key=lambda c: c.x)
+        curves.append(Curve(knob, wl, base.metric, base.higher_is_better, tuple(cps)))
+    no_base = tuple(dict.fromkeys(p.workload for p in mine if p.workload not in baselines))
+    return KnobSummary(
+        knob=knob,
+        curves=tuple(curves),
+        n_points=len(mine),
+        n_ok=sum(p.ok for p in mine),
+        no_baseline=no_base,
+    )
+
+
+def _grid(on_curves: Sequence[Point], slowdown: dict[str, float]) -> tuple[GridCell, ...]:
+    cells: dict[tuple[str, str], list[Point]] = {}
+    for p in on_curves:
+        if p.sweep_knob == GRID:
+            key = (p.workload, json.dumps(p.knob_values, sort_keys=True))
+            cells.setdefault(key, []).append(p)
+    return tuple(
+        GridCell(
+            workload=ps[0].workload,
+            knob_values=dict(ps[0].knob_values),
+            stat=mean_ci([slowdown[p.point_id] for p in ps]),
+            point_ids=tuple(p.point_id for p in ps),
+        )
+        for ps in cells.values()
+    )

@@ -1,0 +1,93 @@
+"""The drawn figures: axes, units, legend, model line and the files written."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from matplotlib.figure import Figure
+from matplotlib.image import imread
+
+from analysis.figures import colours, draw, write_figures
+from analysis.model import Models, fit_models
+from analysis.slowdown import Analysis, analyse
+from analysis.store import load_run
+from analysis.tests.rundata import Row, make_run
+
+pytestmark = pytest.mark.unit
+
+
+@pytest.fixture
+def fitted(tmp_path: Path) -> tuple[Analysis, Models]:
+    run = load_run(make_run(tmp_path))
+    a = analyse(run.points)
+    return a, fit_models(a, run.points)
+
+
+def figure_of(fitted: tuple[Analysis, Models], knob: str) -> Figure:
+    a, models = fitted
+    summary = a.knob(knob)
+    assert summary is not None
+    return draw(summary, models, colours(a.workloads), "unit-demo")
+
+
+def test_latency_figure(fitted: tuple[Analysis, Models]) -> None:
+    fig = figure_of(fitted, "latency")
+    (ax,) = fig.axes
+    assert ax.get_xlabel() == "ΔL: added latency (µs)"
+    assert ax.get_ylabel() == "slowdown (× baseline)"
+    assert "Sensitivity to latency" in ax.get_title()
+    assert ax.get_xscale() == "linear"
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert legend == ["app", "app model, R² = 1.000", "server"]
+    # the model line is dashed, in the workload's colour, and passes through 6.0 at 100 µs
+    (model_line,) = [ln for ln in ax.get_lines() if ln.get_label() == "app model, R² = 1.000"]
+    assert model_line.get_linestyle() == "--"
+    x, y = model_line.get_data()
+    assert x[0] == 0.0 and x[-1] == 100.0
+    assert y[-1] == pytest.approx(6.0)
+    assert model_line.get_color() == colours(fitted[0].workloads)["app"]
+    bottom, top = ax.get_ylim()
+    assert bottom == 0 and top > 6.0
+
+
+def test_bandwidth_axis_is_log_and_decreasing(fitted: tuple[Analysis, Models]) -> None:
+    (ax,) = figure_of(fitted, "bandwidth").axes
+    assert ax.get_xscale() == "log"
+    assert ax.xaxis_inverted()
+    assert ax.get_xlabel() == "bandwidth (MB/s)"
+
+
+def test_gap_model_is_labelled_upper_bound(tmp_path: Path) -> None:
+    msgs = {"critical_path": 1000}
+    rows = [
+        Row("w", "baseline", None, 0, 1.0, msgs=msgs),
+        Row("w", "gap", 100, 0, 1.05, msgs=msgs),
+        Row("w", "gap", 200, 0, 1.1, msgs=msgs),
+    ]
+    run = load_run(make_run(tmp_path, rows))
+    a = analyse(run.points)
+    summary = a.knob("gap")
+    assert summary is not None
+    (ax,) = draw(summary, fit_models(a, run.points), colours(a.workloads)).axes
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert legend[0] == "w"
+    assert legend[1].startswith("w model (upper bound), R² = ")
+
+
+def test_write_figures(tmp_path: Path, fitted: tuple[Analysis, Models]) -> None:
+    a, models = fitted
+    out = tmp_path / "figs"
+    out.mkdir()
+    files = write_figures(a.knobs, models, a.workloads, out, "unit-demo")
+    knobs = [f.knob for f in files]
+    assert knobs == ["overhead", "send_overhead", "latency", "bulk_gap", "bandwidth"]  # no gap
+    for f in files:
+        img = imread(f.png)
+        assert img.ndim == 3 and img.shape[2] in (3, 4)
+        assert img.shape[0] >= 400 and img.shape[1] >= 700  # 8 x 4.8 in at dpi 120
+        assert np.ptp(img) > 0  # something was drawn
+        svg = f.svg.read_text()
+        assert "<svg" in svg and "</svg>" in svg
+    assert not (out / "slowdown_gap.png").exists()

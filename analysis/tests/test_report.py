@@ -1,0 +1,240 @@
+"""write_report end to end: files, HTML contents, CSV rows and the errors it raises."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import sqlite3
+from pathlib import Path
+
+import pytest
+from matplotlib.image import imread
+
+from analysis.report import ReportError, write_report
+from analysis.store import COLUMNS
+from analysis.tests.rundata import CPU_MODEL, GIT_REVISION, RUN_NAME, app, make_run
+
+pytestmark = pytest.mark.unit
+
+FIGURE_KNOBS = ("overhead", "send_overhead", "latency", "bulk_gap", "bandwidth")
+
+
+@pytest.fixture
+def run_dir(tmp_path: Path) -> Path:
+    return make_run(tmp_path)
+
+
+def test_files_written(run_dir: Path) -> None:
+    index = write_report(run_dir)
+    out = run_dir / "report"
+    assert index == out / "index.html"
+    for knob in FIGURE_KNOBS:
+        png = out / f"slowdown_{knob}.png"
+        assert imread(png).shape[2] in (3, 4)
+        assert "<svg" in (out / f"slowdown_{knob}.svg").read_text()
+    assert not (out / "slowdown_gap.png").exists()
+    assert not (out / "slowdown_gap.svg").exists()
+    assert (out / "results.csv").is_file()
+
+
+def test_custom_out_dir_and_stale_figures(run_dir: Path, tmp_path: Path) -> None:
+    out = tmp_path / "elsewhere" / "rep"
+    out.mkdir(parents=True)
+    (out / "slowdown_gap.png").write_bytes(b"old")
+    (out / "notes.txt").write_text("mine")
+    index = write_report(run_dir, out_dir=out)
+    assert index == out / "index.html" and index.is_file()
+    assert not (out / "slowdown_gap.png").exists()  # the gap knob has no figure any more
+    assert (out / "notes.txt").read_text() == "mine"
+    assert not (run_dir / "report").exists()
+
+
+def test_html_contents(run_dir: Path) -> None:
+    html = write_report(run_dir).read_text()
+    assert html.startswith("<!DOCTYPE html>")
+    # provenance
+    assert RUN_NAME in html
+    assert GIT_REVISION in html
+    assert CPU_MODEL in html
+    assert "node&lt;1&gt;" in html and "node<1>" not in html
+    assert "fi_info: 1.17.0" in html
+    prov = html.split('<table class="provenance">')[1].split("</table>")[0]
+    assert "<tr><th>state</th><td>complete</td></tr>" in prov
+    assert "<tr><th>source</th><td>suites/unit.yaml</td></tr>" in prov
+    assert "<tr><th>argv</th><td>loggp run suite.yaml</td></tr>" in prov
+    # baselines: app 0.9, 1.0, 1.1 s; server 1000, 1000 ops/s
+    baselines = html.split('<table class="baselines">')[1].split("</table>")[0]
+    assert '<th>app</th><td>time_s (time)</td><td class="num">1.00 ± 0.25</td>' in baselines
+    assert "ops_per_s (rate, higher is better)" in baselines
+    assert "orphan" in baselines and "no baseline" in baselines
+    # figures embedded, one per drawn knob
+    assert html.count('src="data:image/png;base64,') == len(FIGURE_KNOBS)
+    # slowdown tables: app at ΔL = 10 µs is 1.50 ± t(2)·0.1/√3 = 0.25, n=3
+    assert html.count('<table class="slowdown">') == len(FIGURE_KNOBS)
+    assert '1.50 ± 0.25 <span class="n">n=3</span>' in html
+    assert '6.00 <span class="n">n=1</span>' in html
+    assert '4.50 ± 6.4 <span class="n">n=2</span>' in html  # server, a rate
+    assert "<th>100 µs</th>" in html and "<th>0 µs (baseline)</th>" in html
+    assert "T = T0 + m·ΔL" in html and "R² = 1.000" in html
+    assert "no msgs.critical_path reported" in html
+    # no baseline, no figure
+    assert "Workload orphan: no baseline" in html
+    assert "Knob gap: no figure" in html and "No figure: all 1 point(s) failed." in html
+    # the failed points, escaped
+    assert "&lt;script&gt;x&lt;/script&gt;" in html and "<script>" not in html
+    excluded = html.split('<table class="excluded">')[1].split("</table>")[0]
+    for pid in ("app/latency=1000/r0", "app/gap=10/r0", "server/latency=10/r1"):
+        assert pid in excluded
+    assert "app/latency=10/r0" not in excluded
+    # message-count check
+    assert "mismatch: workload 50000 != shim 49990" in html
+    assert "Message-count check: 14 match, 1 mismatch" in html
+    assert "host CPU" not in html
+
+
+def test_host_cpu_shown(run_dir: Path) -> None:
+    cpu = {f"app/latency=10/r{i}": v for i, v in enumerate((0.4, 0.5, 0.6))}
+    cpu["app/gap=10/r0"] = 0.99
+    html = write_report(run_dir, host_cpu=cpu).read_text()
+    assert "host CPU" in html
+    assert '<span class="cpu">CPU 50%</span>' in html  # mean over the three repeats
+    assert ">99%</td>" in html  # the failed point's own row
+    rows = read_csv(run_dir / "report" / "results.csv")
+    assert float(rows["app/latency=10/r2"]["host_cpu"]) == 0.6
+    assert rows["app/latency=100/r0"]["host_cpu"] == ""
+
+
+def read_csv(path: Path) -> dict[str, dict[str, str]]:
+    with path.open(newline="") as f:
+        return {r["point_id"]: r for r in csv.DictReader(f)}
+
+
+def test_csv_rows(run_dir: Path) -> None:
+    write_report(run_dir)
+    path = run_dir / "report" / "results.csv"
+    with path.open(newline="") as f:
+        header = next(csv.reader(f))
+    assert header == [*COLUMNS, "slowdown", "baseline_mean", "excluded"]
+    rows = read_csv(path)
+    con = sqlite3.connect(run_dir / "results.sqlite")
+    ids = [r[0] for r in con.execute("SELECT point_id FROM points ORDER BY seq")]
+    con.close()
+    assert list(rows) == ids
+    r = rows["app/latency=10/r0"]
+    assert float(r["slowdown"]) == pytest.approx(1.4)
+    assert float(r["baseline_mean"]) == pytest.approx(1.0)
+    assert float(r["value"]) == 1.4 and r["status"] == "ok" and r["excluded"] == ""
+    assert json.loads(r["knob_values"]) == {"latency": 10}
+    assert float(rows["server/latency=100/r1"]["slowdown"]) == pytest.approx(5.0)
+    assert float(rows["app/baseline/r2"]["slowdown"]) == pytest.approx(1.1)
+    failed = rows["app/latency=1000/r0"]
+    assert failed["slowdown"] == "" and failed["value"] == ""
+    assert failed["excluded"] == "failed (exit 1)"
+    assert failed["stderr_tail"] == "boom <script>x</script>"
+    orphan = rows["orphan/latency=10/r0"]
+    assert orphan["slowdown"] == ""
+    assert orphan["excluded"] == "no baseline: no baseline points recorded"
+
+
+def test_all_points_failed(tmp_path: Path) -> None:
+    rows = [
+        app("baseline", None, 0, None, status="failed"),
+        app("latency", 10, 0, None, status="timeout"),
+    ]
+    run = make_run(tmp_path, rows)
+    html = write_report(run).read_text()
+    assert "Workload app: no baseline" in html
+    assert "Knob latency: no figure" in html
+    assert not list((run / "report").glob("*.png"))
+    assert len(read_csv(run / "report" / "results.csv")) == 2
+
+
+# --- errors ----------------------------------------------------------------------------
+
+
+def expect_error(run_dir: Path, *fragments: str, **kw: object) -> str:
+    with pytest.raises(ReportError) as info:
+        write_report(run_dir, **kw)  # type: ignore[arg-type]
+    msg = str(info.value)
+    assert "\n" not in msg
+    for fragment in fragments:
+        assert fragment in msg
+    return msg
+
+
+def test_missing_run_dir(tmp_path: Path) -> None:
+    expect_error(tmp_path / "nope", str(tmp_path / "nope"), "does not exist")
+
+
+def test_run_dir_is_a_file(tmp_path: Path) -> None:
+    f = tmp_path / "file"
+    f.write_text("x")
+    expect_error(f, str(f), "not a directory")
+
+
+def test_missing_run_json(run_dir: Path) -> None:
+    (run_dir / "run.json").unlink()
+    expect_error(run_dir, str(run_dir / "run.json"), "not found")
+
+
+@pytest.mark.parametrize(
+    ("text", "fragment"),
+    [("{not json", "not valid JSON"), ("[1, 2]", "expected a JSON object")],
+)
+def test_bad_run_json(run_dir: Path, text: str, fragment: str) -> None:
+    (run_dir / "run.json").write_text(text)
+    expect_error(run_dir, str(run_dir / "run.json"), fragment)
+
+
+def test_missing_database(run_dir: Path) -> None:
+    (run_dir / "results.sqlite").unlink()
+    expect_error(run_dir, str(run_dir / "results.sqlite"), "not found")
+
+
+def test_database_is_not_sqlite(run_dir: Path) -> None:
+    db = run_dir / "results.sqlite"
+    db.write_bytes(b"this is not a database, just text " * 100)
+    expect_error(run_dir, str(db), "cannot read")
+
+
+def test_database_without_points_table(run_dir: Path) -> None:
+    db = run_dir / "results.sqlite"
+    db.unlink()
+    sqlite3.connect(db).execute("CREATE TABLE other (x)").connection.close()
+    expect_error(run_dir, str(db), "no table 'points'")
+
+
+def test_database_missing_columns(run_dir: Path) -> None:
+    db = run_dir / "results.sqlite"
+    db.unlink()
+    con = sqlite3.connect(db)
+    con.execute("CREATE TABLE points (point_id TEXT, workload TEXT, value REAL)")
+    con.close()
+    expect_error(run_dir, str(db), "lacks column(s) sweep_knob, sweep_value, repeat")
+
+
+def test_empty_results(tmp_path: Path) -> None:
+    run = make_run(tmp_path, rows=[])
+    expect_error(run, str(run / "results.sqlite"), "no points recorded")
+
+
+def test_bad_json_cell_in_ok_point(run_dir: Path) -> None:
+    db = run_dir / "results.sqlite"
+    con = sqlite3.connect(db)
+    con.execute("UPDATE points SET result = '{broken' WHERE point_id = 'app/latency=10/r0'")
+    con.commit()
+    con.close()
+    expect_error(run_dir, str(db), "app/latency=10/r0", "result is not JSON")
+
+
+def test_bad_host_cpu(run_dir: Path) -> None:
+    expect_error(run_dir, "host_cpu", "app/baseline/r0", host_cpu={"app/baseline/r0": "lots"})
+    expect_error(run_dir, "not finite", host_cpu={"app/baseline/r0": math.nan})
+
+
+def test_out_dir_not_writable(run_dir: Path, tmp_path: Path) -> None:
+    blocker = tmp_path / "blocker"
+    blocker.write_text("a file where the report directory should go")
+    expect_error(run_dir, str(blocker / "rep"), "cannot create report directory",
+                 out_dir=blocker / "rep")  # fmt: skip

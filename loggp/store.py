@@ -1,0 +1,122 @@
+"""The run's result store: results.sqlite, one committed row per finished point.
+
+The table is the contract with analysis/ and is documented in docs/results.md.  Each point
+is written in one transaction, so an interrupted run keeps every finished point and no
+half-written one; --resume skips the point_ids found here.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from loggp.errors import LoggpError
+
+STORE_FILE = "results.sqlite"
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS points (
+    point_id         TEXT PRIMARY KEY,
+    seq              INTEGER NOT NULL,
+    workload         TEXT NOT NULL,
+    sweep_knob       TEXT NOT NULL,
+    sweep_value      REAL,
+    knobs            TEXT NOT NULL,
+    knob_values      TEXT NOT NULL,
+    repeat           INTEGER NOT NULL,
+    status           TEXT NOT NULL,
+    exit_code        INTEGER,
+    metric           TEXT,
+    value            REAL,
+    higher_is_better INTEGER NOT NULL DEFAULT 0,
+    result           TEXT,
+    shim_stats       TEXT,
+    msgs_check       TEXT,
+    wall_s           REAL,
+    started          REAL,
+    finished         REAL,
+    stderr_tail      TEXT
+)
+"""
+
+
+class StoreError(LoggpError):
+    """The result store cannot be opened or written."""
+
+
+@dataclass(frozen=True)
+class PointRecord:
+    """What one finished point stores (the columns of table points)."""
+
+    point_id: str
+    seq: int
+    workload: str
+    sweep_knob: str
+    sweep_value: float | None
+    knobs: dict[str, str]
+    knob_values: dict[str, float]
+    repeat: int
+    status: str
+    exit_code: int | None
+    metric: str
+    value: float | None
+    higher_is_better: bool
+    result: dict[str, Any] | None
+    shim_stats: list[dict[str, Any]]
+    msgs_check: str | None
+    wall_s: float
+    started: float
+    finished: float
+    stderr_tail: str
+
+
+class Store:
+    """results.sqlite of one run directory."""
+
+    def __init__(self, run_dir: Path) -> None:
+        self.path = run_dir / STORE_FILE
+        try:
+            self._db = sqlite3.connect(self.path)
+            self._db.execute(_SCHEMA)
+            self._db.commit()
+        except sqlite3.Error as e:
+            raise StoreError(f"{self.path}: cannot open the result store: {e}") from None
+
+    def close(self) -> None:
+        self._db.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def finished_ids(self) -> set[str]:
+        return {row[0] for row in self._db.execute("SELECT point_id FROM points")}
+
+    def add(self, rec: PointRecord) -> None:
+        """Store one point in its own transaction (replacing an earlier try of it)."""
+        row = (
+            rec.point_id, rec.seq, rec.workload, rec.sweep_knob, rec.sweep_value,
+            json.dumps(rec.knobs), json.dumps(rec.knob_values), rec.repeat, rec.status,
+            rec.exit_code, rec.metric, rec.value, int(rec.higher_is_better),
+            json.dumps(rec.result) if rec.result is not None else None,
+            json.dumps(rec.shim_stats), rec.msgs_check, rec.wall_s, rec.started,
+            rec.finished, rec.stderr_tail,
+        )  # fmt: skip
+        try:
+            with self._db:
+                self._db.execute(
+                    f"INSERT OR REPLACE INTO points VALUES ({','.join('?' * len(row))})", row
+                )
+        except sqlite3.Error as e:
+            raise StoreError(f"{self.path}: cannot store point {rec.point_id}: {e}") from None
+
+    def rows(self) -> list[dict[str, Any]]:
+        """Every stored point as a dict of columns, in plan order."""
+        cur = self._db.execute("SELECT * FROM points ORDER BY seq")
+        names = [d[0] for d in cur.description]
+        return [dict(zip(names, r, strict=True)) for r in cur.fetchall()]

@@ -1,0 +1,64 @@
+"""A scripted workload for the runner's tests: it follows the result protocol
+(docs/results.md) with a time that is a known function of the knobs it was given.
+
+    time_s = 1 + 0.01 * latency_us + 0.02 * overhead_us
+
+Knob values in microseconds are read from the LOGGP_* variables the runner sets.  The
+environment variable FAKE_WORKLOAD picks a misbehaviour for one latency value:
+  fail:<lat>       exit 3 at that latency
+  invalid:<lat>    print valid: false at that latency
+  silent:<lat>     print no result line at that latency
+  hang:<lat>       block until killed at that latency
+  interrupt:<lat>  send SIGINT to the runner (the parent) once, at that latency, then exit 0
+                   (a marker file next to the point's logs makes "once")
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import threading
+from pathlib import Path
+
+
+def knob_us(name: str) -> float:
+    text = os.environ.get(f"LOGGP_{name.upper()}", "0us")
+    return float(text.removesuffix("us")) if text.endswith("us") else 0.0
+
+
+def main() -> int:
+    latency, overhead = knob_us("latency"), knob_us("overhead")
+    mode, _, at = os.environ.get("FAKE_WORKLOAD", "").partition(":")
+    hit = bool(mode) and float(at or "-1") == latency
+    if hit and mode == "fail":
+        print("fake workload: failing as asked", file=sys.stderr)
+        return 3
+    if hit and mode == "hang":
+        threading.Event().wait()
+    if hit and mode == "interrupt":
+        marker = Path(os.environ["FAKE_MARKER"])
+        if not marker.exists():
+            marker.write_text("interrupted once\n")
+            os.kill(os.getppid(), signal.SIGINT)
+            threading.Event().wait()  # the runner kills us when it handles the SIGINT
+    if hit and mode == "silent":
+        print("no result here")
+        return 0
+    result = {
+        "loggp_result": 1,
+        "workload": "fake",
+        "valid": not (hit and mode == "invalid"),
+        "ranks": 1,
+        "metrics": {"time_s": 1 + 0.01 * latency + 0.02 * overhead},
+        "msgs": {"total": 10, "bytes": 80, "per_rank": [10], "critical_path": 10,
+                 "critical_bytes": 80},
+    }  # fmt: skip
+    print("some other output")
+    print(json.dumps(result))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

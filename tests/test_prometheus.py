@@ -1,0 +1,170 @@
+"""A real Prometheus (Debian's package) scraping the runner's exporter during a tiny run.
+
+Skips when prometheus is not installed; runs in well under a minute (Prometheus 2.42 first
+scrapes new targets about 5 s after start).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from loggp.errors import ToolFailedError, ToolTimeoutError
+from loggp.metrics import RunMetrics
+from loggp.proc import spawn
+from loggp.prometheus import (
+    NODE_EXPORTER,
+    PrometheusError,
+    PrometheusNotFoundError,
+    PrometheusServer,
+    ScrapeTarget,
+    free_port,
+    host_cpu_per_point,
+    scrape_config,
+    terminate,
+    wait_ready,
+)
+
+HAVE_PROMETHEUS = shutil.which("prometheus") is not None
+needs_prometheus = pytest.mark.skipif(
+    not HAVE_PROMETHEUS, reason="prometheus not installed (Debian package 'prometheus')"
+)
+
+
+def port_closed(port: int) -> bool:
+    with socket.socket() as s:
+        return s.connect_ex(("127.0.0.1", port)) != 0
+
+
+def processes_mentioning(*markers: str) -> list[int]:
+    """Pids whose command line contains any of markers."""
+    found = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            text = cmdline.read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue  # exited while we looked
+        if any(m in text for m in markers):
+            found.append(int(cmdline.parent.name))
+    return found
+
+
+def record_tiny_run(metrics: RunMetrics) -> None:
+    metrics.plan("tiny", 2)
+    for i, (knob, sweep) in enumerate([("baseline", None), ("latency", 10.0)]):
+        point = f"pingpong/{knob}/r0"
+        metrics.point_started(point, "pingpong", knob)
+        metrics.point_finished(point, "pingpong", knob, sweep, "ok", 1.0 + i, 0.1)
+
+
+@pytest.mark.integration
+@needs_prometheus
+def test_prometheus_scrapes_the_runner(tmp_path: Path) -> None:
+    t0 = time.time()
+    with RunMetrics() as metrics:
+        metrics.start()
+        server = PrometheusServer(tmp_path, metrics.address)
+        with server:
+            port = server.port
+            node = server.node_exporter_address
+            markers = [str(tmp_path), *([node] if node else [])]
+            assert processes_mentioning(*markers)
+            assert (tmp_path / "prometheus" / "prometheus.yml").is_file()
+
+            record_tiny_run(metrics)
+            found = server.wait_for_series(
+                'loggp_run_points_finished_total{status="ok"} == 2', timeout=30
+            )
+            assert [s.value for s in found] == [2.0]
+            assert found[0].metric["job"] == "loggp_run"
+            assert found[0].metric["instance"] == metrics.address
+            planned = server.query("loggp_run_points_planned")
+            assert [s.value for s in planned] == [2.0]
+            last = server.query('loggp_run_last_value{knob="latency"}')
+            assert [(s.metric["sweep_value"], s.value) for s in last] == [("10", 2.0)]
+            with pytest.raises(PrometheusError, match="parse error"):
+                server.query("loggp_run_points_planned{")
+            if node:  # two node scrapes, so rate() over the run has data
+                server.wait_for_series('rate(node_cpu_seconds_total{mode="idle"}[10s])', 20)
+            t1 = time.time()
+            span = server.query_range("loggp_run_points_planned", t0, t1, 1.0)
+            assert span and all(v == 2.0 for _, v in span[0].values)
+
+        assert not server.running
+        assert port_closed(port)
+        assert processes_mentioning(*markers) == []
+        server.stop()  # idempotent
+
+    assert (tmp_path / "prometheus" / "data").is_dir()
+    cpu = host_cpu_per_point(tmp_path, {"run": (t0, t1)})
+    assert processes_mentioning(str(tmp_path)) == []
+    if shutil.which(NODE_EXPORTER) is None:
+        assert cpu is None
+    else:
+        assert cpu is not None and set(cpu) == {"run"}
+        assert 0.0 <= cpu["run"] <= 1.0
+
+
+@pytest.mark.unit
+def test_host_cpu_without_a_tsdb_is_none(tmp_path: Path) -> None:
+    assert host_cpu_per_point(tmp_path, {"p": (0.0, 1.0)}) is None
+
+
+@pytest.mark.unit
+def test_missing_prometheus_names_the_package(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(PrometheusNotFoundError, match="Debian's 'prometheus' package"):
+        PrometheusServer(tmp_path, "127.0.0.1:1").start()
+
+
+@pytest.mark.unit
+def test_scrape_config() -> None:
+    assert "scrape_configs" not in scrape_config([], 1.0)
+    config = scrape_config([ScrapeTarget("wire", "127.0.0.1:9999")], 1.0)
+    assert config["global"]["scrape_interval"] == "1000ms"
+    assert config["scrape_configs"][0]["static_configs"] == [{"targets": ["127.0.0.1:9999"]}]
+    with pytest.raises(PrometheusError, match="duplicate"):
+        scrape_config([ScrapeTarget("a", "h:1"), ScrapeTarget("a", "h:2")], 1.0)
+
+
+@pytest.mark.integration
+@needs_prometheus
+def test_a_second_server_on_a_held_tsdb_fails_with_its_log(tmp_path: Path) -> None:
+    with PrometheusServer(tmp_path, node_exporter=False):
+        now = time.time()
+        with pytest.raises(ToolFailedError, match="lock DB directory.*readback.log"):
+            host_cpu_per_point(tmp_path, {"p": (now - 5, now)})
+    assert processes_mentioning(str(tmp_path)) == []
+
+
+@pytest.mark.unit
+def test_wait_ready_names_what_did_not_answer(tmp_path: Path) -> None:
+    log = tmp_path / "silent.log"
+    silent = spawn([sys.executable, "-c", "import time; time.sleep(60)"], os.environ, log, "silent")
+    try:
+        url = f"http://127.0.0.1:{free_port()}/-/ready"
+        with pytest.raises(ToolTimeoutError, match=f"silent did not become ready at {url}.*{log}"):
+            wait_ready(silent, url, timeout=0.5)
+    finally:
+        terminate(silent, 5.0)
+    assert silent.proc.poll() is not None
+
+
+@pytest.mark.unit
+def test_wait_ready_reports_an_early_exit(tmp_path: Path) -> None:
+    log = tmp_path / "broken.log"
+    code = "import sys; print('bad flag'); sys.exit(3)"
+    broken = spawn([sys.executable, "-c", code], os.environ, log, "broken")
+    url = f"http://127.0.0.1:{free_port()}/-/ready"
+    with pytest.raises(
+        ToolFailedError, match="broken exited with status 3 while starting: bad flag"
+    ):
+        wait_ready(broken, url, timeout=30)
