@@ -16,7 +16,7 @@ endif
 
 DEB_PACKAGES = build-essential cmake ninja-build pkg-config \
 	libfabric-dev libfabric-bin openmpi-bin libopenmpi-dev \
-	python3-venv python3-dev
+	python3-venv python3-dev prometheus prometheus-node-exporter
 
 .PHONY: all deps venv build test test-c test-py run clean
 
@@ -54,7 +54,7 @@ test-py: build venv
 test: test-c test-py
 
 run: build venv
-	LOGGP_BUILD=$(abspath $(BUILD)) $(VENV)/bin/loggp demo
+	LOGGP_BUILD=$(abspath $(BUILD)) $(VENV)/bin/loggp run
 
 clean:
 	rm -rf $(BUILD)

@@ -283,7 +283,13 @@ def _model_cell(page: Page, knob: str, workload: str) -> str:
         why = page.models.skipped.get((knob, workload), "no model")
         return f'<span class="note">{e(why)}</span>'
     r2 = "R² –" if model.r2 is None else f"R² = {model.r2:.3f}"
-    count = "m" if model.count_name == "critical_path" else "B"
+    count = {
+        "critical_path": "m",
+        "critical_bytes": "B",
+        "overhead_count": "S+R",
+        "send_count": "S",
+        "recv_count": "R",
+    }[model.count_name]
     return (
         f"{e(model.equation)}<br>{count} = {e(fmt(model.count, 6))}, "
         f"T0 = {e(fmt(model.t0_s, 4))} s<br>{e(r2)}"
@@ -399,8 +405,9 @@ def _definitions() -> str:
         "<li>slowdown<sub>i</sub> = value<sub>i</sub> / mean(baseline) for times, "
         "mean(baseline) / value<sub>i</sub> for rates (higher is better).</li>"
         "<li>Cells show the mean over repeats ± t(0.975, n−1)·s/√n.</li>"
-        "<li>Model: T(Δ) = T0 + count·Δ from the workload's msgs.critical_path (m) or "
-        "msgs.critical_bytes (B); slowdown = T(Δ)/T0; R² against the measured means.</li>"
+        "<li>Model: T(Δ) = T0 + count·Δ from the workload's msgs.critical_path (m), "
+        "msgs.critical_sends and critical_recvs (S, R; default m) or msgs.critical_bytes "
+        "(B); slowdown = T(Δ)/T0; R² against the measured means.</li>"
         "</ul>"
     )
 

@@ -1,11 +1,13 @@
 """The LogGP model line: predicted slowdown from a workload's message counts.
 
-With T0 the baseline run time, m = msgs.critical_path (messages one rank waits through in
-sequence) and B = msgs.critical_bytes (bytes on that path), adding Δ to a knob predicts
+With T0 the baseline run time, m = msgs.critical_path (messages whose latencies add up in
+sequence on the critical path), S and R = msgs.critical_sends and msgs.critical_recvs (the
+sends and receives on the critical path, each paying its overhead; both default to m) and
+B = msgs.critical_bytes (bytes on that path), adding Δ to a knob predicts
 
-    overhead        T = T0 + 2·m·Δo        (each message pays Δo at the sender and receiver)
-    send_overhead   T = T0 + m·Δo_s
-    recv_overhead   T = T0 + m·Δo_r
+    overhead        T = T0 + (S+R)·Δo      (= 2·m·Δo when S = R = m)
+    send_overhead   T = T0 + S·Δo_s
+    recv_overhead   T = T0 + R·Δo_r
     gap             T = T0 + m·Δg          (an upper bound: g overlaps with other work)
     latency         T = T0 + m·ΔL
     bulk_gap        T = T0 + B·ΔG
@@ -29,6 +31,9 @@ from dataclasses import dataclass
 from analysis.slowdown import Analysis, Baseline, Curve, baseline_x
 from analysis.store import Point
 
+# A curve whose mean slowdowns span less than this has no R² (it is "flat").
+FLAT_SLOWDOWN = 0.1
+
 US = 1e-6
 NS = 1e-9
 MB = 1e6
@@ -48,7 +53,7 @@ def _per_mb_s(x: float) -> float:
 
 @dataclass(frozen=True)
 class _Term:
-    count: str  # "critical_path" or "critical_bytes"
+    count: str  # a MsgCounts field or property: critical_path, critical_bytes, ..._count
     multiplier: int
     seconds: Callable[[float], float]  # knob value -> seconds per message or per byte
     equation: str
@@ -56,13 +61,20 @@ class _Term:
 
 
 _TERMS: dict[str, _Term] = {
-    "overhead": _Term("critical_path", 2, _per_us, "T = T0 + 2·m·Δo"),
-    "send_overhead": _Term("critical_path", 1, _per_us, "T = T0 + m·Δo_s"),
-    "recv_overhead": _Term("critical_path", 1, _per_us, "T = T0 + m·Δo_r"),
+    "overhead": _Term("overhead_count", 1, _per_us, "T = T0 + (S+R)·Δo"),
+    "send_overhead": _Term("send_count", 1, _per_us, "T = T0 + S·Δo_s"),
+    "recv_overhead": _Term("recv_count", 1, _per_us, "T = T0 + R·Δo_r"),
     "gap": _Term("critical_path", 1, _per_us, "T ≤ T0 + m·Δg", upper_bound=True),
     "latency": _Term("critical_path", 1, _per_us, "T = T0 + m·ΔL"),
     "bulk_gap": _Term("critical_bytes", 1, _per_ns, "T = T0 + B·ΔG"),
     "bandwidth": _Term("critical_bytes", 1, _per_mb_s, "T = T0 + B/BW"),
+}
+
+# What a workload must report for each count (the ..._count ones default to critical_path).
+_COUNT_SOURCE = {
+    "overhead_count": "critical_path",
+    "send_count": "critical_path",
+    "recv_count": "critical_path",
 }
 
 # metric name suffix -> seconds per unit; rates (_per_s) are not times
@@ -84,8 +96,8 @@ class Model:
     knob: str
     workload: str
     t0_s: float  # baseline run time
-    count: float  # m (messages) or B (bytes) on the critical path
-    count_name: str  # "critical_path" or "critical_bytes"
+    count: float  # m, S+R, S, R (messages) or B (bytes) on the critical path
+    count_name: str  # the _Term's count
     base_cost_s: float  # seconds per message/byte at the baseline's setting of the knob
     r2: float | None  # against the measured curve; None when it has no spread
 
@@ -159,13 +171,17 @@ def _fit(curve: Curve, base: Baseline, by_id: Mapping[str, Point]) -> Model | st
     if count is None:
         count = _mean_count(swept, term.count, by_id)
     if count is None:
-        return f"no msgs.{term.count} reported"
+        return f"no msgs.{_COUNT_SOURCE.get(term.count, term.count)} reported"
     bx = baseline_x(curve.knob, base)
     base_cost = 0.0 if bx is None else term.seconds(bx)
     model = Model(curve.knob, curve.workload, t0, count, term.count, base_cost, None)
     measured = [cp.stat.mean for cp in curve.points]
     predicted = [model.slowdown(cp.x) for cp in curve.points]
-    r2 = r_squared(measured, predicted) if all(map(math.isfinite, predicted)) else None
+    # R² divides by the curve's own spread: on a curve that hardly moves, noise alone
+    # would make it hugely negative although the model predicts "no slowdown" well.
+    flat = max(measured) - min(measured) < FLAT_SLOWDOWN
+    finite = all(map(math.isfinite, predicted))
+    r2 = r_squared(measured, predicted) if finite and not flat else None
     return Model(curve.knob, curve.workload, t0, count, term.count, base_cost, r2)
 
 

@@ -65,6 +65,24 @@ class MsgCounts:
     bytes: int | None = None
     critical_path: int | None = None
     critical_bytes: int | None = None
+    critical_sends: int | None = None
+    critical_recvs: int | None = None
+
+    @property
+    def send_count(self) -> int | None:
+        """S: sends on the critical path, each paying o_s (default: critical_path)."""
+        return self.critical_sends if self.critical_sends is not None else self.critical_path
+
+    @property
+    def recv_count(self) -> int | None:
+        """R: receives on the critical path, each paying o_r (default: critical_path)."""
+        return self.critical_recvs if self.critical_recvs is not None else self.critical_path
+
+    @property
+    def overhead_count(self) -> int | None:
+        """S + R: the overheads on the critical path when Δo applies to both sides."""
+        s, r = self.send_count, self.recv_count
+        return None if s is None or r is None else s + r
 
     @classmethod
     def from_result(cls, result: dict[str, Any]) -> MsgCounts:
@@ -76,6 +94,8 @@ class MsgCounts:
             bytes=_count(msgs.get("bytes")),
             critical_path=_count(msgs.get("critical_path")),
             critical_bytes=_count(msgs.get("critical_bytes")),
+            critical_sends=_count(msgs.get("critical_sends")),
+            critical_recvs=_count(msgs.get("critical_recvs")),
         )
 
 

@@ -45,7 +45,20 @@ def test_overhead_counts_both_sides(models: Models) -> None:
     assert m.slowdown(5.0) == pytest.approx(1.0 + 2 * M * 5e-6)
     assert m.slowdown(10.0) == pytest.approx(2.0)
     assert m.r2 == pytest.approx(1.0)
-    assert m.equation == "T = T0 + 2·m·Δo"
+    assert m.equation == "T = T0 + (S+R)·Δo"
+    assert m.count == 2 * M  # S = R = m when the workload reports only critical_path
+
+
+def test_sends_and_receives_counted_apart() -> None:
+    """A workload that waits once per step for messages received in parallel reports
+    critical_path = steps but S = R = 2 per step: Δo costs 4 per step, ΔL 1."""
+    from analysis.store import MsgCounts
+
+    c = MsgCounts(critical_path=100, critical_sends=200, critical_recvs=200)
+    assert (c.send_count, c.recv_count, c.overhead_count) == (200, 200, 400)
+    d = MsgCounts(critical_path=100)
+    assert (d.send_count, d.recv_count, d.overhead_count) == (100, 100, 200)
+    assert MsgCounts().overhead_count is None
 
 
 def test_send_overhead_r2(models: Models) -> None:
@@ -118,3 +131,17 @@ def test_r_squared() -> None:
     assert r_squared([2.0, 2.0], [1.0, 3.0]) is None
     with pytest.raises(ValueError):
         r_squared([1.0], [1.0, 2.0])
+
+
+def test_flat_curve_has_no_r2(tmp_path: Path) -> None:
+    """Mean slowdowns 1.00 and 1.05 against a model of 1.00 and 1.0001: R² would be
+    about -1.5 from noise alone, so it is left blank."""
+    msgs = {"critical_path": 10}
+    rows = [
+        Row("w", "baseline", None, 0, 1.0, msgs=msgs),
+        Row("w", "latency", 10, 0, 1.05, msgs=msgs),
+    ]
+    run = load_run(make_run(tmp_path, rows))
+    m = fit(fit_models(analyse(run.points), run.points), "latency", "w")
+    assert m.slowdown(10.0) == pytest.approx(1.0001)
+    assert m.r2 is None

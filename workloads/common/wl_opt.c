@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * wl_opt.c: option values of the workload programs, parsed in full.
+ *
+ * A value that is not a whole number, has trailing junk, or lies outside
+ * [min, max] is refused with one line on stderr (rank 0 only) naming the
+ * option and the accepted values; the caller exits WL_EXIT_USAGE.  A NULL
+ * arg means getopt found the option without its value.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "wl.h"
+
+static int wl_opt_parse(const char *arg, bool sized, int64_t *out)
+{
+	static const struct {
+		const char *suffix;
+		int64_t mult;
+	} units[] = {
+		{ "", 1 }, { "B", 1 },
+		{ "K", 1 << 10 }, { "k", 1 << 10 }, { "KiB", 1 << 10 },
+		{ "M", 1 << 20 }, { "m", 1 << 20 }, { "MiB", 1 << 20 },
+	};
+	char *end;
+	long long v;
+	size_t i;
+
+	if (!arg || !*arg || *arg == '-' || *arg == '+' || *arg == ' ')
+		return -EINVAL;
+	errno = 0;
+	v = strtoll(arg, &end, 10);
+	if (errno || end == arg)
+		return -EINVAL;
+	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (strcmp(end, units[i].suffix))
+			continue;
+		if (i > 0 && !sized)
+			return -EINVAL;
+		if (v > INT64_MAX / units[i].mult)
+			return -ERANGE;
+		*out = v * units[i].mult;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+static int wl_opt_value(const struct wl_prog *p, int opt, const char *arg,
+			int64_t min, int64_t max, bool sized, int64_t *out)
+{
+	int64_t v = 0;
+
+	if (!wl_opt_parse(arg, sized, &v) && v >= min && v <= max) {
+		*out = v;
+		return 0;
+	}
+	if (p->rank)
+		return -EINVAL;
+	if (arg)
+		fprintf(stderr, "%s: bad value '%s' for -%c: ", p->name, arg, opt);
+	else
+		fprintf(stderr, "%s: option -%c needs a value: ", p->name, opt);
+	if (sized)
+		fprintf(stderr, "expected a size in bytes from %" PRId64 " to %" PRId64
+			" (suffix K or M for KiB or MiB)\n", min, max);
+	else
+		fprintf(stderr, "expected an integer from %" PRId64 " to %" PRId64 "\n",
+			min, max);
+	return -EINVAL;
+}
+
+int wl_opt_int(const struct wl_prog *p, int opt, const char *arg,
+	       int64_t min, int64_t max, int64_t *out)
+{
+	return wl_opt_value(p, opt, arg, min, max, false, out);
+}
+
+int wl_opt_size(const struct wl_prog *p, int opt, const char *arg,
+		int64_t min, int64_t max, int64_t *out)
+{
+	return wl_opt_value(p, opt, arg, min, max, true, out);
+}
+
+int wl_opt_unknown(const struct wl_prog *p, int opt)
+{
+	if (!p->rank)
+		fprintf(stderr, "%s: unknown option -%c: accepted options are %s\n",
+			p->name, opt, p->options);
+	return -EINVAL;
+}
+
+int wl_opt_extra(const struct wl_prog *p, const char *arg)
+{
+	if (!p->rank)
+		fprintf(stderr, "%s: unexpected argument '%s': accepted options are %s\n",
+			p->name, arg, p->options);
+	return -EINVAL;
+}
