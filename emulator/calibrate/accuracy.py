@@ -47,13 +47,25 @@ QUICK_CASES: dict[str, list[float]] = {
     "bulk_gap": [10],
 }
 UNITS = {"latency": "us", "overhead": "us", "gap": "us", "bulk_gap": "ns/B"}
-# Which measured quantities show each knob (all must pass).
-METRICS = {
-    "latency": ["L_us"],
-    "overhead": ["o_s_us", "o_r_us"],
+# Which measured quantities show each knob.  Judged ones must match the increase the
+# shim's semantics predict (expected_increase); informational ones are only reported.
+#   latency:  the half round trip, o_s + L + o_r in LogGP, grows by exactly ΔL.  L itself
+#             (PRTT/2 - o_s - o_r) is only informational: a deferred send posts to the
+#             provider at release time, so the provider's own send cost moves out of the
+#             timed send call (o_s falls) and into L.
+#   overhead: the send call grows by Δo and the half round trip by 2·Δo (Δo_s + Δo_r).
+#             o_r alone is informational: beneath a utility provider (ofi_rxm) Δo_r is
+#             spent when rxm reads the core completion, which may be a progress call
+#             that returns nothing to the application.
+#   gap, bulk_gap: the shim's port is a pipeline stage in series with the provider's
+#             own (DESIGN.md, "LogGP semantics"), so the gap becomes max(native, shim's).
+JUDGED = {
+    "latency": ["half_rtt_us"],
+    "overhead": ["o_s_us", "half_rtt_us"],
     "gap": ["g_us"],
     "bulk_gap": ["G_ns_per_B"],
 }
+INFO = {"latency": ["L_us"], "overhead": ["o_r_us"]}
 ZERO_KNOBS = {
     "LOGGP_OVERHEAD": "0us",
     "LOGGP_GAP": "0us",
@@ -173,7 +185,32 @@ def run_calibrate(st: Settings, provider: str, shim: bool, knobs: dict[str, str]
             raise AccuracyError(f"loggp-calibrate ({what}) failed: {msg}")
         data: dict[str, Any] = json.loads(out.read_text())
     results: dict[str, Any] = data["results"]
+    results["per_size"] = data["per_size"]
     return results
+
+
+def slope(xs: list[float], ys: list[float]) -> float:
+    """Least-squares slope, as loggp-calibrate fits G."""
+    mx, my = statistics.fmean(xs), statistics.fmean(ys)
+    return sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / sum(
+        (x - mx) ** 2 for x in xs
+    )
+
+
+def expected_increase(
+    knob: str, name: str, value: float, base: dict[str, Any], sizes: list[int]
+) -> float:
+    """What the shim's semantics predict the metric grows by for this delta."""
+    if knob == "overhead" and name == "half_rtt_us":
+        return 2 * value
+    if knob == "gap":
+        g = metric(base, "g_us")[0]
+        return max(g, value) - g
+    if knob == "bulk_gap":
+        gaps = base["per_size"]["gap_us"]
+        shimmed = [max(g, s * value / 1000.0) for g, s in zip(gaps, sizes, strict=True)]
+        return (slope(sizes, shimmed) - slope(sizes, gaps)) * 1000.0
+    return value
 
 
 def metric(results: dict[str, Any], name: str) -> tuple[float, float | None]:
@@ -185,11 +222,16 @@ def metric(results: dict[str, Any], name: str) -> tuple[float, float | None]:
 
 
 def median_results(runs: list[dict[str, Any]]) -> dict[str, Any]:
-    """Per-metric median over repeated runs (robust to a slow outlier run)."""
+    """Per-metric (and per-size) median over repeated runs, robust to a slow outlier."""
     out: dict[str, Any] = {}
     for name, first in runs[0].items():
         out[name] = {}
-        for k in first:
+        for k, v in first.items():
+            if isinstance(v, list):
+                out[name][k] = [
+                    statistics.median(float(r[name][k][i]) for r in runs) for i in range(len(v))
+                ]
+                continue
             vals = [float(r[name][k]) for r in runs if r[name][k] is not None]
             out[name][k] = statistics.median(vals) if vals else None
     return out
@@ -211,27 +253,27 @@ def measure_case(
 ) -> Case:
     res = run_calibrate(st, provider, True, knob_env(knob, value))
     case = Case(knob=knob, configured=value, unit=UNITS[knob])
-    tol = tolerance(knob, value, st.sizes)
-    for name in METRICS[knob]:
+    for name in JUDGED[knob] + INFO.get(knob, []):
         got, p99 = metric(res, name)
         ref, _ = metric(base, name)
         increase = got - ref
-        error = increase - value
-        ok = abs(error) <= tol
+        expected = expected_increase(knob, name, value, base, st.sizes)
+        judged = name in JUDGED[knob]
+        ok = abs(increase - expected) <= tolerance(knob, expected, st.sizes)
         case.metrics[name] = {
             "base": ref,
             "shim": got,
             "shim_p99": p99,
             "increase": increase,
-            "error": error,
-            "tolerance": tol,
-            "pass": ok,
+            "expected": expected,
+            "error": increase - expected,
+            "error_vs_configured": increase - value,
+            "tolerance": tolerance(knob, expected, st.sizes),
+            "judged": judged,
+            "pass": ok if judged else None,
         }
-        if knob == "gap":
-            # The shim's port is a pipeline stage of its own: the burst
-            # leaves at max(native gap, configured gap) per message.
-            case.metrics[name]["port_model_increase"] = max(ref, value) - ref
-        case.passed = case.passed and ok
+        if judged:
+            case.passed = case.passed and ok
     return case
 
 
@@ -320,17 +362,22 @@ def markdown(doc: dict[str, Any]) -> str:
         "",
         "Method: `loggp-calibrate` (emulator/calibrate/README.md) measures o_s, o_r, g, L "
         "and G of the bare stack and of the stack under the shim; the increase of the "
-        "median is compared with the configured delta.  Pass: |error| <= max(1 us, 3 %) "
-        "(for G: max(1 us over the largest size, 3 %)).  Zero-knob overhead bound: "
-        "<= 0.3 us half-RTT on shm, <= 3 % elsewhere.  For g the column `port model` is "
-        "the increase the shim's semantics predict, max(g_bare, delta) - g_bare, because "
-        "the emulated port is a pipeline stage in series with the provider's own.",
+        "median is compared with the increase the shim's semantics predict (`expected`): "
+        "ΔL on the half round trip; Δo on the send call and 2·Δo on the half round trip; "
+        "for g and G the emulated port is a pipeline stage in series with the provider's "
+        "own, so the gap becomes max(native, Δg) per message and max(native gap(s), s·ΔG) "
+        "per size (G: the least-squares slope of that).  Pass: |error| <= max(1 us, 3 %) "
+        "of the expected increase (for G: max(1 us over the largest size, 3 %)).  Rows "
+        "marked `info` are reported, not judged (emulator/calibrate/README.md says why).  "
+        "Zero-knob overhead bound: <= 0.3 us half-RTT on shm, <= 3 % elsewhere.",
         "",
     ]
     for prov, res in doc["providers"].items():
         base = res["baseline"]
         lines += [f"### {prov}", "", "| quantity | bare median | bare p99 |", "|---|---:|---:|"]
         for name, r in base.items():
+            if name == "per_size":
+                continue
             if "value" in r:
                 lines.append(f"| {name} | {fmt(r['value'], 4)} (R² {fmt(r['r2'], 3)}) | - |")
             else:
@@ -345,8 +392,8 @@ def markdown(doc: dict[str, Any]) -> str:
             f"{fmt(z['zero_half_rtt_us'])} us, added {fmt(z['added_us'])} us "
             f"(bound {fmt(z['bound_us'])} us): {fmt(z['pass'])}",
             "",
-            "| knob | configured | metric | bare | shim | shim p99 | increase | error "
-            "| tolerance | port model | result |",
+            "| knob | configured | metric | bare | shim | shim p99 | increase | expected "
+            "| error | tolerance | result |",
             "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---|",
         ]
         for case in res["cases"]:
@@ -354,8 +401,8 @@ def markdown(doc: dict[str, Any]) -> str:
                 lines.append(
                     f"| {case['knob']} | {case['configured']:g} {case['unit']} | {name} "
                     f"| {fmt(mm['base'])} | {fmt(mm['shim'])} | {fmt(mm['shim_p99'])} "
-                    f"| {fmt(mm['increase'])} | {fmt(mm['error'])} | {fmt(mm['tolerance'])} "
-                    f"| {fmt(mm.get('port_model_increase'))} | {fmt(mm['pass'])} |"
+                    f"| {fmt(mm['increase'])} | {fmt(mm['expected'])} | {fmt(mm['error'])} "
+                    f"| {fmt(mm['tolerance'])} | {fmt(mm['pass']) if mm['judged'] else 'info'} |"
                 )
         lines.append("")
     lines.append(SECTION_END)

@@ -118,7 +118,17 @@ int calib_report_json(const char *path, const struct calib_opts *opts,
 	calib_json_number(f, r->G);
 	fputs(",\"r2\":", f);
 	calib_json_number(f, r->G_r2);
-	fputs("}},", f);
+	fputs("}},\"per_size\":{\"half_rtt_us\":[", f);
+	for (i = 0; i < opts->nsizes; i++) {
+		fputs(i ? "," : "", f);
+		calib_json_number(f, r->half_rtt_size[i]);
+	}
+	fputs("],\"gap_us\":[", f);
+	for (i = 0; i < opts->nsizes; i++) {
+		fputs(i ? "," : "", f);
+		calib_json_number(f, r->gap[i]);
+	}
+	fputs("]},", f);
 	calib_json_env(f);
 	fputs("}\n", f);
 	if (ferror(f))
