@@ -74,7 +74,13 @@ def _count(text: str) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="loggp", description="LogGP network-emulation testbed.")
+    parser = _Parser(
+        prog="loggp",
+        description="LogGP network-emulation testbed: run software beneath a shim that adds "
+        "overhead, gap, latency and bulk gap, sweep the knobs, and draw slowdown curves.",
+        epilog="'loggp COMMAND --help' describes each command; experiment files: "
+        "docs/experiments.md.",
+    )
     sub = parser.add_subparsers(
         dest="command", required=True, metavar="COMMAND", parser_class=_Parser
     )
@@ -175,7 +181,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser(
         "demo",
-        help="the default ΔL and Δo sweep over shm",
+        help="configured vs measured ΔL and Δo over shm (loggp-calibrate sweep)",
         description="Sweep ΔL and Δo in {0, 10, 100} us with loggp-calibrate and "
         "print configured Δ vs measured increase; results go to "
         "results/demo-<timestamp>/.",
