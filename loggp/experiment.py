@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -77,6 +78,15 @@ def _knob_text(knob: str, value: object) -> str:
     return value
 
 
+def _check_name(v: str) -> str:
+    if not _NAME_RE.fullmatch(v):
+        raise ValueError(f"bad name {v!r}: expected letters, digits, '_', '.', '-'")
+    return v
+
+
+Name = Annotated[str, AfterValidator(_check_name)]
+
+
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -91,7 +101,7 @@ class Range(_Model):
 
 
 class Workload(_Model):
-    name: str
+    name: Name
     kind: Literal["mpi", "process"] = "mpi"
     program: str
     args: list[str] = []
@@ -99,13 +109,6 @@ class Workload(_Model):
     metric: str = "time_s"
     higher_is_better: bool = False
     timeout: float | None = None
-
-    @field_validator("name")
-    @classmethod
-    def _name(cls, v: str) -> str:
-        if not _NAME_RE.fullmatch(v):
-            raise ValueError(f"bad name {v!r}: expected letters, digits, '_', '.', '-'")
-        return v
 
     @field_validator("args", mode="before")
     @classmethod
@@ -162,7 +165,7 @@ class Sweep(_Model):
 
 class Experiment(_Model):
     version: Literal[1]
-    name: str
+    name: Name
     description: str = ""
     output: str = "results"
     repeats: Annotated[int, Field(ge=1, le=1000)] = 1
@@ -172,13 +175,6 @@ class Experiment(_Model):
     emulator: Emulator = Emulator()
     sweep: Sweep = Sweep()
     workloads: Annotated[list[Workload], Field(min_length=1)]
-
-    @field_validator("name")
-    @classmethod
-    def _name(cls, v: str) -> str:
-        if not _NAME_RE.fullmatch(v):
-            raise ValueError(f"bad name {v!r}: expected letters, digits, '_', '.', '-'")
-        return v
 
     @field_validator("timeout", mode="before")
     @classmethod

@@ -22,8 +22,6 @@
 #include "lgp_fi.h"
 
 #define LGP_CQ_BATCH	64
-/* A poll waits for a release at most this close, rather than miss it. */
-#define LGP_CQ_SPIN_AHEAD_NS	2000ULL
 /* Longest single block in the real sread, so timeouts stay responsive. */
 #define LGP_CQ_SREAD_SLICE_MS	100
 
@@ -157,15 +155,8 @@ static ssize_t lgp_cq_poll(struct lgp_cq *cq, void *buf, size_t count,
 	}
 	/*
 	 * Released after the real read, which has progressed the provider
-	 * (completed sends, connection set-up), so the posts find room.  A
-	 * release due sooner than one more poll would take is waited for here:
-	 * the application is polling anyway, and otherwise the send would leave
-	 * up to a whole poll (syscalls on tcp) late.
+	 * (completed sends, connection set-up), so the posts find room.
 	 */
-	now = lgp_now_ns();
-	if (!n && cq->dom->next_release > now &&
-	    cq->dom->next_release - now <= LGP_CQ_SPIN_AHEAD_NS)
-		lgp_spin_until(cq->dom->next_release);
 	lgp_domain_progress(cq->dom, lgp_now_ns());
 	if (n || !count)
 		return n ? (ssize_t) n : got;

@@ -89,6 +89,8 @@ def test_full_file() -> None:
          "f.yaml:3: key 'workloads[0]': a workload of kind 'process' runs one process"),
         ("launcher: {kind: ansible}\n" + ONE,
          "f.yaml:3: key 'launcher': launcher 'ansible' needs inventory"),
+        ("workloads: [{name: a b, program: p}]\n",
+         "f.yaml:3: key 'workloads[0].name': bad name 'a b': expected letters, digits"),
         ("workloads: []\n", "f.yaml:3: key 'workloads': List should have at least 1 item"),
         ("", "f.yaml:1: missing key 'workloads'"),
     ],

@@ -1,0 +1,105 @@
+"""Launchers: inventory to hostfile, program lookup, the mpirun command line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from loggp.experiment import parse_experiment
+from loggp.knobs import KnobSet
+from loggp.launch import LaunchError, find_program, inventory_hostfile, point_launch, preflight
+
+pytestmark = pytest.mark.unit
+
+INVENTORY = """\
+# cluster
+[compute]
+node1 ansible_host=10.0.0.1 loggp_slots=4
+node2
+node1 ansible_host=10.0.0.1 loggp_slots=4
+
+[compute:vars]
+ansible_user=hpc
+
+[login]
+front ansible_host=10.0.0.9
+"""
+
+
+def test_inventory_group_to_hostfile(tmp_path: Path) -> None:
+    inv = tmp_path / "hosts.ini"
+    inv.write_text(INVENTORY)
+    out = inventory_hostfile(inv, "compute", tmp_path / "hostfile")
+    assert out.read_text() == "10.0.0.1 slots=4\nnode2 slots=1\n"
+    every = inventory_hostfile(inv, None, tmp_path / "all")
+    assert every.read_text().splitlines() == [
+        "10.0.0.1 slots=4",
+        "node2 slots=1",
+        "10.0.0.9 slots=1",
+    ]
+
+
+def test_inventory_errors(tmp_path: Path) -> None:
+    inv = tmp_path / "hosts.ini"
+    inv.write_text(INVENTORY)
+    with pytest.raises(LaunchError, match=r"no hosts in group \[gpu\]"):
+        inventory_hostfile(inv, "gpu", tmp_path / "h")
+    with pytest.raises(LaunchError, match="cannot read the inventory"):
+        inventory_hostfile(tmp_path / "missing.ini", None, tmp_path / "h")
+
+
+def test_find_program(tmp_path: Path, fake_build: Path) -> None:
+    prog = fake_build / "workloads" / "x" / "x"
+    prog.parent.mkdir(parents=True)
+    prog.write_text("#!/bin/sh\n")
+    prog.chmod(0o755)
+    assert find_program("workloads/x/x", None) == prog.resolve()
+    assert find_program("sh", None).name == "sh"  # from PATH
+    with pytest.raises(LaunchError, match="workload program 'nope/x' not found"):
+        find_program("nope/x", tmp_path)
+
+
+def _exp(tmp_path: Path, launcher: str, shim: str = "fabric"):
+    prog = tmp_path / "prog"
+    prog.write_text("#!/bin/sh\n")
+    prog.chmod(0o755)
+    return parse_experiment(
+        f"version: 1\nname: t\nlauncher: {launcher}\nemulator: {{shim: {shim}}}\n"
+        f"workloads: [{{name: a, program: {prog}, ranks: 3, args: [-n, '5']}}]\n",
+        "t.yaml",
+    )
+
+
+def test_mpirun_command_beneath_the_shim(tmp_path: Path, fake_build: Path) -> None:
+    exp = _exp(tmp_path, "{kind: mpirun, mpirun_args: [--tag-output]}")
+    launch = point_launch(exp, exp.workloads[0], KnobSet.parse({"latency": "5us"}), tmp_path, None)
+    argv = launch.argv
+    assert Path(argv[0]).name == "mpirun" and argv[1:3] == ["-n", "3"]
+    assert "mtl_ofi_provider_include" in argv and "tcp;ofi_rxm" in argv
+    for var in ("FI_HOOK", "FI_PROVIDER_PATH", "LOGGP_LATENCY", "LOGGP_STATS_FILE"):
+        assert argv[argv.index(var) - 1] == "-x"
+    assert argv[-4:] == ["--tag-output", str(tmp_path / "prog"), "-n", "5"]
+    assert launch.env["LOGGP_LATENCY"] == "5us" and launch.env["FI_HOOK"] == "loggp"
+
+
+def test_ansible_launcher_writes_a_hostfile(tmp_path: Path, fake_build: Path) -> None:
+    inv = tmp_path / "hosts.ini"
+    inv.write_text(INVENTORY)
+    exp = _exp(tmp_path, f"{{kind: ansible, inventory: {inv}, group: compute}}")
+    argv = point_launch(exp, exp.workloads[0], KnobSet(), tmp_path, None).argv
+    assert argv[argv.index("--hostfile") + 1] == str(tmp_path / "hostfile")
+    assert (tmp_path / "hostfile").read_text().startswith("10.0.0.1 slots=4")
+
+
+@pytest.mark.parametrize(
+    ("launcher", "shim", "message"),
+    [
+        ("{kind: netns}", "fabric", "launcher 'netns' needs the namespace testbed"),
+        ("{kind: local}", "wire", "shim 'wire' needs the DPDK wire emulator"),
+        ("{kind: mpirun, hostfile: /no/such/hostfile}", "fabric", "hostfile /no/such/hostfile"),
+    ],
+)
+def test_preflight_refuses(tmp_path: Path, launcher: str, shim: str, message: str) -> None:
+    with pytest.raises(LaunchError, match=message):
+        preflight(_exp(tmp_path, launcher, shim), None)
