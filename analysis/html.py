@@ -18,6 +18,7 @@ from typing import Any
 import yaml
 
 from analysis.figures import FigureFiles
+from analysis.findings import NOT_MEASURED, assess
 from analysis.knobs import knob_info
 from analysis.model import Models
 from analysis.slowdown import Analysis, CurvePoint, KnobSummary, Stat
@@ -109,6 +110,7 @@ def render(page: Page) -> str:
     figures = {f.knob: f for f in page.figures}
     for summary in page.analysis.knobs:
         parts.append(_knob_section(page, summary, figures.get(summary.knob)))
+    parts.append(_findings(page))
     parts.append(_grid(page))
     parts.append(_excluded(page))
     parts.append(_all_points(page))
@@ -293,6 +295,25 @@ def _model_cell(page: Page, knob: str, workload: str) -> str:
     return (
         f"{e(model.equation)}<br>{count} = {e(fmt(model.count, 6))}, "
         f"T0 = {e(fmt(model.t0_s, 4))} s<br>{e(r2)}"
+    )
+
+
+def _findings(page: Page) -> str:
+    """The Berkeley study's findings against this run (analysis/findings.py)."""
+    found = assess(page.analysis, page.models)
+    head = "<h2>The Berkeley study's findings, measured here</h2>"
+    if all(f.verdict == NOT_MEASURED for f in found):
+        return (
+            f'{head}<p class="note">None of the study\'s findings can be assessed from '
+            "this run's workloads and knobs (the sensitivity suite can).</p>"
+        )
+    rows = "".join(
+        f"<tr><td>{e(f.claim)}</td><td>{e(f.verdict)}</td><td>{e(f.evidence)}</td></tr>"
+        for f in found
+    )
+    return (
+        f"{head}<table><tr><th>finding (Martin et al., ISCA'97)</th><th>here</th>"
+        f"<th>evidence from this run</th></tr>{rows}</table>"
     )
 
 

@@ -1,0 +1,92 @@
+"""The study's findings assessed from recorded runs with known curves."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from analysis.findings import NOT_MEASURED, NOT_REPRODUCED, REPRODUCED, assess
+from analysis.model import fit_models
+from analysis.report import write_report
+from analysis.slowdown import analyse
+from analysis.store import load_run
+from analysis.tests.rundata import Row, make_run
+
+pytestmark = pytest.mark.unit
+
+READ_MSGS = {"critical_path": 10000}  # em3d_read: 1.0 s baseline
+
+
+def rows_study_like() -> list[Row]:
+    """em3d_read: latency-bound and exactly modelled, overhead worse than modelled;
+    radix: gap-sensitive, latency-tolerant; radb: flat down to 20 MB/s."""
+    r = [
+        Row("em3d_read", "baseline", None, 0, 1.0, msgs=READ_MSGS),
+        Row("em3d_read", "latency", 100, 0, 2.0, msgs=READ_MSGS),  # 1 + 1e4 * 100e-6
+        Row("em3d_read", "overhead", 50, 0, 3.0, msgs=READ_MSGS),  # model 1 + 2e4 * 50e-6 = 2
+        Row("em3d_read", "gap", 50, 0, 1.1, msgs=READ_MSGS),
+        Row("radix", "baseline", None, 0, 1.0),
+        Row("radix", "latency", 100, 0, 1.05),
+        Row("radix", "overhead", 50, 0, 4.0),
+        Row("radix", "gap", 50, 0, 3.0),
+        Row("radb", "baseline", None, 0, 2.0),
+        Row("radb", "bandwidth", 20, 0, 2.2),
+        Row("radb", "bandwidth", 5, 0, 6.0),
+    ]
+    return r
+
+
+def findings(tmp_path: Path, rows: list[Row]):
+    run = load_run(make_run(tmp_path, rows))
+    a = analyse(run.points)
+    return {f.claim.split(":")[0].split(" (")[0]: f for f in assess(a, fit_models(a, run.points))}
+
+
+def test_study_like_run_reproduces(tmp_path: Path) -> None:
+    f = findings(tmp_path, rows_study_like())
+    verdicts = {k: v.verdict for k, v in f.items()}
+    assert verdicts == {
+        "Applications are most sensitive to overhead": REPRODUCED,
+        "Applications that do blocking remote reads": REPRODUCED,
+        "The simple latency model T0 + m·ΔL is accurate for EM3D(read)": REPRODUCED,
+        "The simple overhead model under-predicts EM3D(read)'s run time": REPRODUCED,
+        "Fine-grained one-way communication": REPRODUCED,
+        "Bulk bandwidth matters little": REPRODUCED,
+    }, f
+    under = f["The simple overhead model under-predicts EM3D(read)'s run time"]
+    assert under.evidence == "at Δo = 50 µs measured ×3.00, model ×2.00"
+    assert "radb ×1.10" in f["Bulk bandwidth matters little"].evidence
+
+
+def test_contrary_data_is_not_reproduced(tmp_path: Path) -> None:
+    rows = [
+        Row("em3d_read", "baseline", None, 0, 1.0, msgs=READ_MSGS),
+        Row("em3d_read", "latency", 100, 0, 1.2, msgs=READ_MSGS),  # model says 2.0
+        Row("em3d_read", "overhead", 50, 0, 1.5, msgs=READ_MSGS),  # below the model
+        Row("radix", "baseline", None, 0, 1.0),
+        Row("radix", "latency", 100, 0, 3.0),
+        Row("radix", "overhead", 50, 0, 1.1),
+        Row("radb", "baseline", None, 0, 1.0),
+        Row("radb", "bandwidth", 50, 0, 2.0),
+    ]
+    f = findings(tmp_path, rows)
+    assert f["Applications are most sensitive to overhead"].verdict == NOT_REPRODUCED
+    assert f["Applications that do blocking remote reads"].verdict == NOT_REPRODUCED
+    assert f["The simple latency model T0 + m·ΔL is accurate for EM3D(read)"].verdict == (
+        NOT_REPRODUCED
+    )
+    assert f["The simple overhead model under-predicts EM3D(read)'s run time"].verdict == (
+        NOT_REPRODUCED
+    )
+    assert f["Bulk bandwidth matters little"].verdict == NOT_REPRODUCED
+    assert f["Fine-grained one-way communication"].verdict == NOT_MEASURED
+
+
+def test_report_shows_the_table_only_when_something_was_measured(tmp_path: Path) -> None:
+    html = write_report(make_run(tmp_path / "a", rows_study_like())).read_text()
+    assert "The Berkeley study's findings, measured here" in html
+    assert html.count("<td>reproduced</td>") == 6
+    other = [Row("w", "baseline", None, 0, 1.0), Row("w", "bandwidth", 50, 0, 1.0)]
+    html = write_report(make_run(tmp_path / "b", other)).read_text()
+    assert "None of the study" in html and "<td>reproduced</td>" not in html
