@@ -8,7 +8,8 @@ B = msgs.critical_bytes (bytes on that path), adding Δ to a knob predicts
     overhead        T = T0 + (S+R)·Δo      (= 2·m·Δo when S = R = m)
     send_overhead   T = T0 + S·Δo_s
     recv_overhead   T = T0 + R·Δo_r
-    gap             T = T0 + m·Δg          (an upper bound: g overlaps with other work)
+    gap             T ≤ T0 + S·Δg          (the port spaces every send on the path by g;
+                                            an upper bound: g overlaps with other work)
     latency         T = T0 + m·ΔL
     bulk_gap        T = T0 + B·ΔG
     bandwidth       T = T0 + B/BW
@@ -64,7 +65,7 @@ _TERMS: dict[str, _Term] = {
     "overhead": _Term("overhead_count", 1, _per_us, "T = T0 + (S+R)·Δo"),
     "send_overhead": _Term("send_count", 1, _per_us, "T = T0 + S·Δo_s"),
     "recv_overhead": _Term("recv_count", 1, _per_us, "T = T0 + R·Δo_r"),
-    "gap": _Term("critical_path", 1, _per_us, "T ≤ T0 + m·Δg", upper_bound=True),
+    "gap": _Term("send_count", 1, _per_us, "T ≤ T0 + S·Δg", upper_bound=True),
     "latency": _Term("critical_path", 1, _per_us, "T = T0 + m·ΔL"),
     "bulk_gap": _Term("critical_bytes", 1, _per_ns, "T = T0 + B·ΔG"),
     "bandwidth": _Term("critical_bytes", 1, _per_mb_s, "T = T0 + B/BW"),
