@@ -26,8 +26,6 @@
 #include <stdio.h>
 
 #define WL_EXIT_USAGE	2
-#define WL_MAX_METRICS	8
-#define WL_MAX_PARAMS	8
 
 /* Which program this is and where it runs. */
 struct wl_prog {
