@@ -120,65 +120,59 @@ static int bh_parse_theta(const struct wl_prog *p, const char *arg, double *out)
 	return -EINVAL;
 }
 
+static int bh_opt(const struct wl_prog *p, int c, const char *arg, void *ctx)
+{
+	struct bh_opts *o = ctx;
+	int ret, v = 0;
+
+	switch (c) {
+	case 'n':
+		ret = wl_opt_int(p, c, arg, 1, BH_BODIES_MAX, &o->per_rank);
+		break;
+	case 'N':
+		ret = wl_opt_int(p, c, arg, 1, BH_BODIES_MAX, &o->total);
+		break;
+	case 's':
+		ret = wl_opt_int(p, c, arg, 1, 1000000, &o->steps);
+		break;
+	case 't':
+		ret = bh_parse_theta(p, arg, &o->theta);
+		break;
+	case 'c':
+		ret = bh_parse_name(p, c, arg, (const char *const[]){ "off", "on" }, 2,
+				    "on or off", &v);
+		o->cache = v;
+		break;
+	case 'S':
+		ret = wl_opt_int(p, c, arg, 0, INT64_MAX, &o->seed);
+		break;
+	case 'd':
+		ret = bh_parse_name(p, c, arg, bh_dist_names, 2, "plummer or uniform", &v);
+		o->dist = (enum bh_dist)v;
+		break;
+	case 'v':
+		ret = bh_parse_name(p, c, arg, bh_check_names, 3,
+				    "auto, direct or sanity", &v);
+		o->check = (enum bh_check)v;
+		break;
+	case 'X':
+		o->corrupt = true;
+		ret = 0;
+		break;
+	default:
+		return wl_opt_unknown(p, c);
+	}
+	return ret;
+}
+
 /* 0: run; 1: help shown; -EINVAL: bad options (reported by rank 0). */
 static int bh_parse(const struct wl_prog *p, int argc, char **argv, struct bh_opts *o)
 {
-	const char *arg;
-	int c, v = 0, ret;
+	int ret;
 
-	opterr = 0;
-	while ((c = getopt(argc, argv, ":n:N:s:t:c:S:d:v:Xh")) != -1) {
-		arg = optarg;
-		if (c == ':') {
-			c = optopt;
-			arg = NULL;
-		}
-		switch (c) {
-		case 'n':
-			ret = wl_opt_int(p, c, arg, 1, BH_BODIES_MAX, &o->per_rank);
-			break;
-		case 'N':
-			ret = wl_opt_int(p, c, arg, 1, BH_BODIES_MAX, &o->total);
-			break;
-		case 's':
-			ret = wl_opt_int(p, c, arg, 1, 1000000, &o->steps);
-			break;
-		case 't':
-			ret = bh_parse_theta(p, arg, &o->theta);
-			break;
-		case 'c':
-			ret = bh_parse_name(p, c, arg, (const char *const[]){ "off", "on" }, 2,
-					    "on or off", &v);
-			o->cache = v;
-			break;
-		case 'S':
-			ret = wl_opt_int(p, c, arg, 0, INT64_MAX, &o->seed);
-			break;
-		case 'd':
-			ret = bh_parse_name(p, c, arg, bh_dist_names, 2, "plummer or uniform", &v);
-			o->dist = (enum bh_dist)v;
-			break;
-		case 'v':
-			ret = bh_parse_name(p, c, arg, bh_check_names, 3,
-					    "auto, direct or sanity", &v);
-			o->check = (enum bh_check)v;
-			break;
-		case 'X':
-			o->corrupt = true;
-			ret = 0;
-			break;
-		case 'h':
-			if (!p->rank)
-				fputs(bh_usage, stdout);
-			return 1;
-		default:
-			return wl_opt_unknown(p, optopt);
-		}
-		if (ret)
-			return ret;
-	}
-	if (optind < argc)
-		return wl_opt_extra(p, argv[optind]);
+	ret = wl_opt_getopt(p, argc, argv, ":n:N:s:t:c:S:d:v:Xh", bh_usage, bh_opt, o);
+	if (ret)
+		return ret;
 	if (!o->total && o->per_rank > BH_BODIES_MAX / p->nranks) {
 		if (!p->rank)
 			fprintf(stderr, "barnes: bad value %lld for -n: at most %lld bodies in all\n",

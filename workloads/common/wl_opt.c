@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "wl.h"
 
@@ -98,4 +99,33 @@ int wl_opt_extra(const struct wl_prog *p, const char *arg)
 		fprintf(stderr, "%s: unexpected argument '%s': accepted options are %s\n",
 			p->name, arg, p->options);
 	return -EINVAL;
+}
+
+int wl_opt_getopt(const struct wl_prog *p, int argc, char **argv, const char *optstring,
+		  const char *usage, wl_opt_fn opt, void *ctx)
+{
+	const char *arg;
+	int c, ret;
+
+	opterr = 0;
+	while ((c = getopt(argc, argv, optstring)) != -1) {
+		arg = optarg;
+		if (c == ':') {
+			c = optopt;
+			arg = NULL;
+		}
+		if (c == '?')
+			return wl_opt_unknown(p, optopt);
+		if (c == 'h') {
+			if (!p->rank)
+				fputs(usage, stdout);
+			return 1;
+		}
+		ret = opt(p, c, arg, ctx);
+		if (ret)
+			return ret;
+	}
+	if (optind < argc)
+		return wl_opt_extra(p, argv[optind]);
+	return 0;
 }

@@ -140,43 +140,32 @@ static int64_t ex_iter(struct ex_ctx *x, int64_t it, bool timed, struct wl_msgs 
 	return bad;
 }
 
+static int ex_opt(const struct wl_prog *p, int c, const char *arg, void *ctx)
+{
+	struct ex_opts *o = ctx;
+	int ret;
+
+	switch (c) {
+	case 'i':
+		ret = wl_opt_int(p, c, arg, 1, 1000000000, &o->iters);
+		break;
+	case 's':
+		ret = wl_opt_size(p, c, arg, 0, EX_SIZE_MAX, &o->size);
+		break;
+	case 'X':
+		o->corrupt = true;
+		ret = 0;
+		break;
+	default:
+		return wl_opt_unknown(p, c);
+	}
+	return ret;
+}
+
 /* 0: run; 1: help shown; -EINVAL: bad options (reported by rank 0). */
 static int ex_parse(const struct wl_prog *p, int argc, char **argv, struct ex_opts *o)
 {
-	const char *arg;
-	int c, ret;
-
-	opterr = 0;
-	while ((c = getopt(argc, argv, ":i:s:Xh")) != -1) {
-		arg = optarg;
-		if (c == ':') {
-			c = optopt;
-			arg = NULL;
-		}
-		switch (c) {
-		case 'i':
-			ret = wl_opt_int(p, c, arg, 1, 1000000000, &o->iters);
-			break;
-		case 's':
-			ret = wl_opt_size(p, c, arg, 0, EX_SIZE_MAX, &o->size);
-			break;
-		case 'X':
-			o->corrupt = true;
-			ret = 0;
-			break;
-		case 'h':
-			if (!p->rank)
-				fputs(ex_usage, stdout);
-			return 1;
-		default:
-			return wl_opt_unknown(p, optopt);
-		}
-		if (ret)
-			return ret;
-	}
-	if (optind < argc)
-		return wl_opt_extra(p, argv[optind]);
-	return 0;
+	return wl_opt_getopt(p, argc, argv, ":i:s:Xh", ex_usage, ex_opt, o);
 }
 
 int main(int argc, char **argv)

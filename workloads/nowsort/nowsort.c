@@ -94,67 +94,61 @@ static int ns_parse_onoff(const struct wl_prog *p, int opt, const char *arg, boo
 	return -EINVAL;
 }
 
+static int ns_opt(const struct wl_prog *p, int c, const char *arg, void *ctx)
+{
+	struct ns_opts *o = ctx;
+	int ret;
+
+	switch (c) {
+	case 'n':
+		ret = wl_opt_int(p, c, arg, 1, NS_RECORDS_MAX, &o->per_rank);
+		break;
+	case 'N':
+		ret = wl_opt_int(p, c, arg, 1, NS_RECORDS_MAX, &o->total);
+		break;
+	case 'c':
+		ret = wl_opt_size(p, c, arg, NS_REC, NS_CHUNK_MAX, &o->chunk);
+		break;
+	case 'd':
+		ret = 0;
+		if (!arg || !*arg || strlen(arg) > PATH_MAX - 32) {
+			if (!p->rank && arg)
+				fprintf(stderr, "nowsort: bad value '%s' for -d: expected a directory path of 1 to %d bytes\n",
+					arg, PATH_MAX - 32);
+			else if (!p->rank)
+				fprintf(stderr, "nowsort: option -d needs a value: expected a directory path\n");
+			ret = -EINVAL;
+		}
+		o->dir = arg;
+		break;
+	case 'k':
+		o->keep = true;
+		ret = 0;
+		break;
+	case 's':
+		ret = ns_parse_onoff(p, c, arg, &o->sync);
+		break;
+	case 'S':
+		ret = wl_opt_int(p, c, arg, 0, INT64_MAX, &o->seed);
+		break;
+	case 'X':
+		o->corrupt = true;
+		ret = 0;
+		break;
+	default:
+		return wl_opt_unknown(p, c);
+	}
+	return ret;
+}
+
 /* 0: run; 1: help shown; -EINVAL: bad options (reported by rank 0). */
 static int ns_parse(const struct wl_prog *p, int argc, char **argv, struct ns_opts *o)
 {
-	const char *arg;
-	int c, ret;
+	int ret;
 
-	opterr = 0;
-	while ((c = getopt(argc, argv, ":n:N:c:d:ks:S:Xh")) != -1) {
-		arg = optarg;
-		if (c == ':') {
-			c = optopt;
-			arg = NULL;
-		}
-		switch (c) {
-		case 'n':
-			ret = wl_opt_int(p, c, arg, 1, NS_RECORDS_MAX, &o->per_rank);
-			break;
-		case 'N':
-			ret = wl_opt_int(p, c, arg, 1, NS_RECORDS_MAX, &o->total);
-			break;
-		case 'c':
-			ret = wl_opt_size(p, c, arg, NS_REC, NS_CHUNK_MAX, &o->chunk);
-			break;
-		case 'd':
-			ret = 0;
-			if (!arg || !*arg || strlen(arg) > PATH_MAX - 32) {
-				if (!p->rank && arg)
-					fprintf(stderr, "nowsort: bad value '%s' for -d: expected a directory path of 1 to %d bytes\n",
-						arg, PATH_MAX - 32);
-				else if (!p->rank)
-					fprintf(stderr, "nowsort: option -d needs a value: expected a directory path\n");
-				ret = -EINVAL;
-			}
-			o->dir = arg;
-			break;
-		case 'k':
-			o->keep = true;
-			ret = 0;
-			break;
-		case 's':
-			ret = ns_parse_onoff(p, c, arg, &o->sync);
-			break;
-		case 'S':
-			ret = wl_opt_int(p, c, arg, 0, INT64_MAX, &o->seed);
-			break;
-		case 'X':
-			o->corrupt = true;
-			ret = 0;
-			break;
-		case 'h':
-			if (!p->rank)
-				fputs(ns_usage, stdout);
-			return 1;
-		default:
-			return wl_opt_unknown(p, optopt);
-		}
-		if (ret)
-			return ret;
-	}
-	if (optind < argc)
-		return wl_opt_extra(p, argv[optind]);
+	ret = wl_opt_getopt(p, argc, argv, ":n:N:c:d:ks:S:Xh", ns_usage, ns_opt, o);
+	if (ret)
+		return ret;
 	if (!o->total && o->per_rank > NS_RECORDS_MAX / p->nranks) {
 		if (!p->rank)
 			fprintf(stderr, "nowsort: bad value %lld for -n: at most %lld records in all\n",

@@ -121,43 +121,32 @@ static int64_t pp_rounds(int rank, const struct pp_opts *o, unsigned char *sbuf,
 	return bad;
 }
 
+static int pp_opt(const struct wl_prog *p, int c, const char *arg, void *ctx)
+{
+	struct pp_opts *o = ctx;
+	int ret;
+
+	switch (c) {
+	case 'n':
+		ret = wl_opt_int(p, c, arg, 1, 100000000, &o->rounds);
+		break;
+	case 's':
+		ret = wl_opt_size(p, c, arg, 0, PP_SIZE_MAX, &o->size);
+		break;
+	case 'X':
+		o->corrupt = true;
+		ret = 0;
+		break;
+	default:
+		return wl_opt_unknown(p, c);
+	}
+	return ret;
+}
+
 /* 0: run; 1: help shown; -EINVAL: bad options (reported by rank 0). */
 static int pp_parse(const struct wl_prog *p, int argc, char **argv, struct pp_opts *o)
 {
-	const char *arg;
-	int c, ret;
-
-	opterr = 0;
-	while ((c = getopt(argc, argv, ":n:s:Xh")) != -1) {
-		arg = optarg;
-		if (c == ':') {
-			c = optopt;
-			arg = NULL;
-		}
-		switch (c) {
-		case 'n':
-			ret = wl_opt_int(p, c, arg, 1, 100000000, &o->rounds);
-			break;
-		case 's':
-			ret = wl_opt_size(p, c, arg, 0, PP_SIZE_MAX, &o->size);
-			break;
-		case 'X':
-			o->corrupt = true;
-			ret = 0;
-			break;
-		case 'h':
-			if (!p->rank)
-				fputs(pp_usage, stdout);
-			return 1;
-		default:
-			return wl_opt_unknown(p, optopt);
-		}
-		if (ret)
-			return ret;
-	}
-	if (optind < argc)
-		return wl_opt_extra(p, argv[optind]);
-	return 0;
+	return wl_opt_getopt(p, argc, argv, ":n:s:Xh", pp_usage, pp_opt, o);
 }
 
 int main(int argc, char **argv)

@@ -335,47 +335,41 @@ static void rx_free(struct rx_ctx *x)
 	free(x->phases);
 }
 
+static int rx_opt(const struct wl_prog *p, int c, const char *arg, void *ctx)
+{
+	struct rx_opts *o = ctx;
+	int ret;
+
+	switch (c) {
+	case 'n':
+	case 'N':
+	case 's':
+		ret = sc_opt_keys(p, c, arg, &o->k);
+		break;
+	case 'b':
+		ret = wl_opt_int(p, c, arg, 1, RX_BITS_MAX, &o->bits);
+		break;
+	case 'g':
+		ret = wl_opt_int(p, c, arg, 1, RX_GROUP_MAX, &o->group);
+		break;
+	case 'X':
+		o->corrupt = true;
+		ret = 0;
+		break;
+	default:
+		return wl_opt_unknown(p, c);
+	}
+	return ret;
+}
+
 /* 0: run; 1: help shown; -EINVAL: bad options (reported by rank 0). */
 static int rx_parse(const struct wl_prog *p, int argc, char **argv, struct rx_opts *o)
 {
-	const char *arg;
-	int c, ret;
+	int ret;
 
-	opterr = 0;
-	while ((c = getopt(argc, argv, ":n:N:s:b:g:Xh")) != -1) {
-		arg = optarg;
-		if (c == ':') {
-			c = optopt;
-			arg = NULL;
-		}
-		switch (c) {
-		case 'n':
-		case 'N':
-		case 's':
-			ret = sc_opt_keys(p, c, arg, &o->k);
-			break;
-		case 'b':
-			ret = wl_opt_int(p, c, arg, 1, RX_BITS_MAX, &o->bits);
-			break;
-		case 'g':
-			ret = wl_opt_int(p, c, arg, 1, RX_GROUP_MAX, &o->group);
-			break;
-		case 'X':
-			o->corrupt = true;
-			ret = 0;
-			break;
-		case 'h':
-			if (!p->rank)
-				fputs(rx_usage, stdout);
-			return 1;
-		default:
-			return wl_opt_unknown(p, optopt);
-		}
-		if (ret)
-			return ret;
-	}
-	if (optind < argc)
-		return wl_opt_extra(p, argv[optind]);
+	ret = wl_opt_getopt(p, argc, argv, ":n:N:s:b:g:Xh", rx_usage, rx_opt, o);
+	if (ret)
+		return ret;
 	return sc_opts_finish(p, &o->k);
 }
 

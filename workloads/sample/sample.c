@@ -259,44 +259,38 @@ static void sa_free(struct sa_ctx *x)
 	free(x->st);
 }
 
+static int sa_opt(const struct wl_prog *p, int c, const char *arg, void *ctx)
+{
+	struct sa_opts *o = ctx;
+	int ret;
+
+	switch (c) {
+	case 'n':
+	case 'N':
+	case 's':
+		ret = sc_opt_keys(p, c, arg, &o->k);
+		break;
+	case 'o':
+		ret = wl_opt_int(p, c, arg, 1, SA_SAMPLES_MAX, &o->samples);
+		break;
+	case 'X':
+		o->corrupt = true;
+		ret = 0;
+		break;
+	default:
+		return wl_opt_unknown(p, c);
+	}
+	return ret;
+}
+
 /* 0: run; 1: help shown; -EINVAL: bad options (reported by rank 0). */
 static int sa_parse(const struct wl_prog *p, int argc, char **argv, struct sa_opts *o)
 {
-	const char *arg;
-	int c, ret;
+	int ret;
 
-	opterr = 0;
-	while ((c = getopt(argc, argv, ":n:N:s:o:Xh")) != -1) {
-		arg = optarg;
-		if (c == ':') {
-			c = optopt;
-			arg = NULL;
-		}
-		switch (c) {
-		case 'n':
-		case 'N':
-		case 's':
-			ret = sc_opt_keys(p, c, arg, &o->k);
-			break;
-		case 'o':
-			ret = wl_opt_int(p, c, arg, 1, SA_SAMPLES_MAX, &o->samples);
-			break;
-		case 'X':
-			o->corrupt = true;
-			ret = 0;
-			break;
-		case 'h':
-			if (!p->rank)
-				fputs(sa_usage, stdout);
-			return 1;
-		default:
-			return wl_opt_unknown(p, optopt);
-		}
-		if (ret)
-			return ret;
-	}
-	if (optind < argc)
-		return wl_opt_extra(p, argv[optind]);
+	ret = wl_opt_getopt(p, argc, argv, ":n:N:s:o:Xh", sa_usage, sa_opt, o);
+	if (ret)
+		return ret;
 	return sc_opts_finish(p, &o->k);
 }
 

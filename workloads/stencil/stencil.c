@@ -311,51 +311,45 @@ static int st_parse_check(const struct wl_prog *p, const char *arg, enum st_chec
 	return -EINVAL;
 }
 
+static int st_opt(const struct wl_prog *p, int c, const char *arg, void *ctx)
+{
+	struct st_opts *o = ctx;
+	int ret;
+
+	switch (c) {
+	case 'n':
+		ret = wl_opt_int(p, c, arg, 1, ST_CELLS_MAX, &o->cells);
+		break;
+	case 'N':
+		ret = wl_opt_int(p, c, arg, 1, ST_CELLS_MAX, &o->total);
+		break;
+	case 'i':
+		ret = wl_opt_int(p, c, arg, 1, 1000000000, &o->iters);
+		break;
+	case 'w':
+		ret = wl_opt_int(p, c, arg, 1, ST_RADIUS_MAX, &o->radius);
+		break;
+	case 'c':
+		ret = st_parse_check(p, arg, &o->check);
+		break;
+	case 'X':
+		o->corrupt = true;
+		ret = 0;
+		break;
+	default:
+		return wl_opt_unknown(p, c);
+	}
+	return ret;
+}
+
 /* 0: run; 1: help shown; -EINVAL: bad options (reported by rank 0). */
 static int st_parse(const struct wl_prog *p, int argc, char **argv, struct st_opts *o)
 {
-	const char *arg;
-	int c, ret;
+	int ret;
 
-	opterr = 0;
-	while ((c = getopt(argc, argv, ":n:N:i:w:c:Xh")) != -1) {
-		arg = optarg;
-		if (c == ':') {
-			c = optopt;
-			arg = NULL;
-		}
-		switch (c) {
-		case 'n':
-			ret = wl_opt_int(p, c, arg, 1, ST_CELLS_MAX, &o->cells);
-			break;
-		case 'N':
-			ret = wl_opt_int(p, c, arg, 1, ST_CELLS_MAX, &o->total);
-			break;
-		case 'i':
-			ret = wl_opt_int(p, c, arg, 1, 1000000000, &o->iters);
-			break;
-		case 'w':
-			ret = wl_opt_int(p, c, arg, 1, ST_RADIUS_MAX, &o->radius);
-			break;
-		case 'c':
-			ret = st_parse_check(p, arg, &o->check);
-			break;
-		case 'X':
-			o->corrupt = true;
-			ret = 0;
-			break;
-		case 'h':
-			if (!p->rank)
-				fputs(st_usage, stdout);
-			return 1;
-		default:
-			return wl_opt_unknown(p, optopt);
-		}
-		if (ret)
-			return ret;
-	}
-	if (optind < argc)
-		return wl_opt_extra(p, argv[optind]);
+	ret = wl_opt_getopt(p, argc, argv, ":n:N:i:w:c:Xh", st_usage, st_opt, o);
+	if (ret)
+		return ret;
 	if (o->total) {
 		if (o->total / p->nranks < o->radius) {
 			if (!p->rank)
