@@ -63,6 +63,23 @@ static void lgp_cq_widen(const struct lgp_cq *cq, const char *raw, size_t i,
 }
 
 /*
+ * Widens real entry i into *e; if it completes an operation the shim posted
+ * on its own behalf, consumes it there and returns true.
+ */
+static bool lgp_cq_consume_own(struct lgp_cq *cq, const char *raw, size_t i,
+			       struct fi_cq_tagged_entry *e)
+{
+	struct lgp_req *req;
+
+	lgp_cq_widen(cq, raw, i, e);
+	req = lgp_req_from_context(e->op_context);
+	if (!req)
+		return false;
+	lgp_req_complete(cq, req, e, NULL);
+	return true;
+}
+
+/*
  * Moves real entries into the application's buffer, consuming the shim's
  * own.  Returns how many were stored; counts receives in *nrecv.
  */
@@ -71,16 +88,11 @@ static size_t lgp_cq_take(struct lgp_cq *cq, const char *raw, ssize_t got,
 			  fi_addr_t *src, size_t *nrecv)
 {
 	struct fi_cq_tagged_entry e;
-	struct lgp_req *req;
 	ssize_t i;
 
 	for (i = 0; i < got; i++) {
-		lgp_cq_widen(cq, raw, (size_t) i, &e);
-		req = lgp_req_from_context(e.op_context);
-		if (req) {
-			lgp_req_complete(cq, req, &e, NULL);
+		if (lgp_cq_consume_own(cq, raw, (size_t) i, &e))
 			continue;
-		}
 		memcpy(out + n * cq->app_size, &e, cq->app_size);
 		if (src)
 			src[n] = hsrc[i];
@@ -95,18 +107,14 @@ void lgp_cq_drain(struct lgp_cq *cq)
 {
 	char raw[LGP_CQ_BATCH * sizeof(struct fi_cq_tagged_entry)];
 	struct fi_cq_tagged_entry e;
-	struct lgp_req *req, *keep;
+	struct lgp_req *keep;
 	ssize_t got, i;
 
 	do {
 		got = fi_cq_read(cq->hcq, raw, LGP_CQ_BATCH);
 		for (i = 0; i < got; i++) {
-			lgp_cq_widen(cq, raw, (size_t) i, &e);
-			req = lgp_req_from_context(e.op_context);
-			if (req) {
-				lgp_req_complete(cq, req, &e, NULL);
+			if (lgp_cq_consume_own(cq, raw, (size_t) i, &e))
 				continue;
-			}
 			/* The application's: due at once on its next read. */
 			keep = lgp_req_alloc();
 			if (!keep) {

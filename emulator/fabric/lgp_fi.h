@@ -296,8 +296,12 @@ void lgp_progress_del(struct lgp_domain *dom);
 void lgp_progress_flush_all(void);
 /* Stops the thread; libfabric is about to unload the provider. */
 void lgp_progress_fini(void);
-/* Tell the thread a domain's earliest release time moved earlier. */
-void lgp_progress_kick(struct lgp_domain *dom, uint64_t release);
+/*
+ * A send deferred at now (the caller's clock reading, so the send path reads
+ * the clock once) is due at release: keeps the thread ticking while the
+ * process sends, and wakes it if release comes before it would look.
+ */
+void lgp_progress_kick(uint64_t release, uint64_t now);
 
 /* ---- passive endpoint, event queue, address vector, memory region ---- */
 

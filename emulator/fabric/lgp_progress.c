@@ -172,9 +172,9 @@ void lgp_progress_del(struct lgp_domain *dom)
 	pthread_mutex_unlock(&lgp_prog_lock);
 }
 
-void lgp_progress_kick(struct lgp_domain *dom, uint64_t release)
+void lgp_progress_kick(uint64_t release, uint64_t now)
 {
-	__atomic_store_n(&lgp_prog_activity, lgp_now_ns(), __ATOMIC_RELAXED);
+	__atomic_store_n(&lgp_prog_activity, now, __ATOMIC_RELAXED);
 	if (release + LGP_PROGRESS_TICK_NS >=
 	    __atomic_load_n(&lgp_prog_wake, __ATOMIC_RELAXED))
 		return;

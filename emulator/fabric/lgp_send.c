@@ -374,7 +374,7 @@ ssize_t lgp_send_submit(struct lgp_ep *ep, struct lgp_req *call)
 		      lgp_dq_size(&dom->sendq));
 	pthread_mutex_unlock(&dom->lock);
 	/* After unlocking: a woken thread must not find the lock taken. */
-	lgp_progress_kick(dom, post_at);
+	lgp_progress_kick(post_at, now);
 	return 0;
 
 eagain:
