@@ -170,7 +170,7 @@ static int bh_parse(const struct wl_prog *p, int argc, char **argv, struct bh_op
 {
 	int ret;
 
-	ret = wl_opt_getopt(p, argc, argv, ":n:N:s:t:c:S:d:v:Xh", bh_usage, bh_opt, o);
+	ret = wl_opt_getopt(p, argc, argv, ":n:N:s:t:c:S:d:v:Xh", NULL, bh_usage, bh_opt, o);
 	if (ret)
 		return ret;
 	if (!o->total && o->per_rank > BH_BODIES_MAX / p->nranks) {

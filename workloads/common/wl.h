@@ -20,6 +20,7 @@
 #ifndef WL_H
 #define WL_H
 
+#include <getopt.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -99,13 +100,14 @@ struct wl_result {
 /* One option c with its value (NULL when missing): 0 or a negative errno. */
 typedef int (*wl_opt_fn)(const struct wl_prog *p, int c, const char *arg, void *ctx);
 /*
- * The getopt loop of every program.  optstring starts with ':' and has 'h';
+ * The getopt loop of every program (long options: longopts, or NULL).
+ * optstring starts with ':' and has 'h';
  * -h prints usage (rank 0) and returns 1; an unknown option or a stray
  * argument is one line from rank 0 and -EINVAL; every other option goes to
  * opt(), whose first error is returned.  0: run.
  */
 int wl_opt_getopt(const struct wl_prog *p, int argc, char **argv, const char *optstring,
-		  const char *usage, wl_opt_fn opt, void *ctx);
+		  const struct option *longopts, const char *usage, wl_opt_fn opt, void *ctx);
 int wl_opt_int(const struct wl_prog *p, int opt, const char *arg,
 	       int64_t min, int64_t max, int64_t *out);
 int wl_opt_size(const struct wl_prog *p, int opt, const char *arg,

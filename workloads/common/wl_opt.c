@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
+#include <getopt.h>
 
 #include "wl.h"
 
@@ -102,17 +102,23 @@ int wl_opt_extra(const struct wl_prog *p, const char *arg)
 }
 
 int wl_opt_getopt(const struct wl_prog *p, int argc, char **argv, const char *optstring,
-		  const char *usage, wl_opt_fn opt, void *ctx)
+		  const struct option *longopts, const char *usage, wl_opt_fn opt, void *ctx)
 {
 	const char *arg;
 	int c, ret;
 
 	opterr = 0;
-	while ((c = getopt(argc, argv, optstring)) != -1) {
+	while ((c = getopt_long(argc, argv, optstring, longopts, NULL)) != -1) {
 		arg = optarg;
 		if (c == ':') {
 			c = optopt;
 			arg = NULL;
+		}
+		if (c == '?' && !optopt) {
+			if (!p->rank)	/* an unknown long option */
+				fprintf(stderr, "%s: unknown option '%s': accepted options are %s\n",
+					p->name, argv[optind - 1], p->options);
+			return -EINVAL;
 		}
 		if (c == '?')
 			return wl_opt_unknown(p, optopt);

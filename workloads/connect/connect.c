@@ -95,58 +95,47 @@ static int cc_parse_check(const struct wl_prog *p, const char *arg, enum cc_chec
 }
 
 /* 0: run; 1: help shown; -EINVAL: bad options (reported by rank 0). */
+static int cc_opt(const struct wl_prog *p, int c, const char *arg, void *ctx)
+{
+	struct cc_opts *o = ctx;
+	int ret;
+
+	switch (c) {
+	case 'n':
+		ret = wl_opt_int(p, c, arg, 1, CC_TOTAL_MAX, &o->vertices);
+		break;
+	case 'N':
+		ret = wl_opt_int(p, c, arg, 1, CC_TOTAL_MAX, &o->total);
+		break;
+	case 'e':
+		ret = wl_opt_int(p, c, arg, 0, (CC_EDGES_MAX - 1) * 100, &o->edges);
+		break;
+	case 'r':
+		ret = wl_opt_int(p, c, arg, 0, 100, &o->remote);
+		break;
+	case 's':
+		ret = wl_opt_int(p, c, arg, 0, INT64_MAX, &o->seed);
+		break;
+	case 'c':
+		ret = cc_parse_check(p, arg, &o->check);
+		break;
+	case 'X':
+		o->corrupt = true;
+		ret = 0;
+		break;
+	default:
+		return wl_opt_unknown(p, c);
+	}
+	return ret;
+}
+
 static int cc_parse(const struct wl_prog *p, int argc, char **argv, struct cc_opts *o)
 {
-	const char *arg;
-	int c, ret;
+	int ret;
 
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":n:N:e:r:s:c:Xh", cc_long, NULL)) != -1) {
-		arg = optarg;
-		if (c == ':') {
-			c = optopt;
-			arg = NULL;
-		}
-		switch (c) {
-		case 'n':
-			ret = wl_opt_int(p, c, arg, 1, CC_TOTAL_MAX, &o->vertices);
-			break;
-		case 'N':
-			ret = wl_opt_int(p, c, arg, 1, CC_TOTAL_MAX, &o->total);
-			break;
-		case 'e':
-			ret = wl_opt_int(p, c, arg, 0, (CC_EDGES_MAX - 1) * 100, &o->edges);
-			break;
-		case 'r':
-			ret = wl_opt_int(p, c, arg, 0, 100, &o->remote);
-			break;
-		case 's':
-			ret = wl_opt_int(p, c, arg, 0, INT64_MAX, &o->seed);
-			break;
-		case 'c':
-			ret = cc_parse_check(p, arg, &o->check);
-			break;
-		case 'X':
-			o->corrupt = true;
-			ret = 0;
-			break;
-		case 'h':
-			if (!p->rank)
-				fputs(cc_usage, stdout);
-			return 1;
-		default:
-			if (optopt)
-				return wl_opt_unknown(p, optopt);
-			if (!p->rank)	/* an unknown long option */
-				fprintf(stderr, "%s: unknown option '%s': accepted options are %s\n",
-					p->name, argv[optind - 1], p->options);
-			return -EINVAL;
-		}
-		if (ret)
-			return ret;
-	}
-	if (optind < argc)
-		return wl_opt_extra(p, argv[optind]);
+	ret = wl_opt_getopt(p, argc, argv, ":n:N:e:r:s:c:Xh", cc_long, cc_usage, cc_opt, o);
+	if (ret)
+		return ret;
 	if (!o->total && o->vertices > CC_TOTAL_MAX / p->nranks) {
 		if (!p->rank)
 			fprintf(stderr, "connect: bad value %lld for -n: at most %lld vertices in all\n",

@@ -112,73 +112,60 @@ static int em_opt_word(const struct wl_prog *p, int opt, const char *arg,
 }
 
 /* 0: run; 1: help shown; -EINVAL: bad options (reported by rank 0). */
+static int em_opt(const struct wl_prog *p, int c, const char *arg, void *ctx)
+{
+	struct em_opts *o = ctx;
+	int ret, word;
+
+	switch (c) {
+	case 'm':
+		ret = em_opt_word(p, c, arg, em_mode_names, 2, "write or read", &word);
+		o->mode = (enum em_mode)word;
+		break;
+	case 'n':
+		ret = wl_opt_int(p, c, arg, 1, EM_TOTAL_MAX, &o->nodes);
+		break;
+	case 'N':
+		ret = wl_opt_int(p, c, arg, 1, EM_TOTAL_MAX, &o->total);
+		break;
+	case 'd':
+		ret = wl_opt_int(p, c, arg, 1, EM_DEGREE_MAX, &o->degree);
+		break;
+	case 'r':
+		ret = wl_opt_int(p, c, arg, 0, 100, &o->remote);
+		break;
+	case 'i':
+		ret = wl_opt_int(p, c, arg, 1, 1000000000, &o->iters);
+		break;
+	case 's':
+		ret = wl_opt_int(p, c, arg, 0, INT64_MAX, &o->seed);
+		break;
+	case 'g':
+		ret = wl_opt_int(p, c, arg, 1, 1 << 24, &o->gran);
+		break;
+	case 'c':
+		ret = em_opt_word(p, c, arg, em_check_names, 3,
+				  "auto, serial or range", &word);
+		o->check = (enum em_check)word;
+		break;
+	case 'X':
+		o->corrupt = true;
+		ret = 0;
+		break;
+	default:
+		return wl_opt_unknown(p, c);
+	}
+	return ret;
+}
+
 static int em_parse(const struct wl_prog *p, int argc, char **argv, struct em_opts *o)
 {
-	const char *arg;
-	int c, ret, word;
-	bool iters = false;
+	int ret;
 
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":m:n:N:d:r:i:s:g:c:Xh", em_long, NULL)) != -1) {
-		arg = optarg;
-		if (c == ':') {
-			c = optopt;
-			arg = NULL;
-		}
-		switch (c) {
-		case 'm':
-			ret = em_opt_word(p, c, arg, em_mode_names, 2, "write or read", &word);
-			o->mode = (enum em_mode)word;
-			break;
-		case 'n':
-			ret = wl_opt_int(p, c, arg, 1, EM_TOTAL_MAX, &o->nodes);
-			break;
-		case 'N':
-			ret = wl_opt_int(p, c, arg, 1, EM_TOTAL_MAX, &o->total);
-			break;
-		case 'd':
-			ret = wl_opt_int(p, c, arg, 1, EM_DEGREE_MAX, &o->degree);
-			break;
-		case 'r':
-			ret = wl_opt_int(p, c, arg, 0, 100, &o->remote);
-			break;
-		case 'i':
-			ret = wl_opt_int(p, c, arg, 1, 1000000000, &o->iters);
-			iters = true;
-			break;
-		case 's':
-			ret = wl_opt_int(p, c, arg, 0, INT64_MAX, &o->seed);
-			break;
-		case 'g':
-			ret = wl_opt_int(p, c, arg, 1, 1 << 24, &o->gran);
-			break;
-		case 'c':
-			ret = em_opt_word(p, c, arg, em_check_names, 3,
-					  "auto, serial or range", &word);
-			o->check = (enum em_check)word;
-			break;
-		case 'X':
-			o->corrupt = true;
-			ret = 0;
-			break;
-		case 'h':
-			if (!p->rank)
-				fputs(em_usage, stdout);
-			return 1;
-		default:
-			if (optopt)
-				return wl_opt_unknown(p, optopt);
-			if (!p->rank)	/* an unknown long option */
-				fprintf(stderr, "%s: unknown option '%s': accepted options are %s\n",
-					p->name, argv[optind - 1], p->options);
-			return -EINVAL;
-		}
-		if (ret)
-			return ret;
-	}
-	if (optind < argc)
-		return wl_opt_extra(p, argv[optind]);
-	if (!iters)
+	ret = wl_opt_getopt(p, argc, argv, ":m:n:N:d:r:i:s:g:c:Xh", em_long, em_usage, em_opt, o);
+	if (ret)
+		return ret;
+	if (!o->iters)	/* -i not given */
 		o->iters = o->mode == EM_READ ? EM_ITERS_READ : EM_ITERS_WRITE;
 	if (!o->total && o->nodes > EM_TOTAL_MAX / p->nranks) {
 		if (!p->rank)

@@ -165,7 +165,7 @@ static int ex_opt(const struct wl_prog *p, int c, const char *arg, void *ctx)
 /* 0: run; 1: help shown; -EINVAL: bad options (reported by rank 0). */
 static int ex_parse(const struct wl_prog *p, int argc, char **argv, struct ex_opts *o)
 {
-	return wl_opt_getopt(p, argc, argv, ":i:s:Xh", ex_usage, ex_opt, o);
+	return wl_opt_getopt(p, argc, argv, ":i:s:Xh", NULL, ex_usage, ex_opt, o);
 }
 
 int main(int argc, char **argv)

@@ -146,7 +146,7 @@ static int ns_parse(const struct wl_prog *p, int argc, char **argv, struct ns_op
 {
 	int ret;
 
-	ret = wl_opt_getopt(p, argc, argv, ":n:N:c:d:ks:S:Xh", ns_usage, ns_opt, o);
+	ret = wl_opt_getopt(p, argc, argv, ":n:N:c:d:ks:S:Xh", NULL, ns_usage, ns_opt, o);
 	if (ret)
 		return ret;
 	if (!o->total && o->per_rank > NS_RECORDS_MAX / p->nranks) {

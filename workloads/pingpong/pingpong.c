@@ -146,7 +146,7 @@ static int pp_opt(const struct wl_prog *p, int c, const char *arg, void *ctx)
 /* 0: run; 1: help shown; -EINVAL: bad options (reported by rank 0). */
 static int pp_parse(const struct wl_prog *p, int argc, char **argv, struct pp_opts *o)
 {
-	return wl_opt_getopt(p, argc, argv, ":n:s:Xh", pp_usage, pp_opt, o);
+	return wl_opt_getopt(p, argc, argv, ":n:s:Xh", NULL, pp_usage, pp_opt, o);
 }
 
 int main(int argc, char **argv)

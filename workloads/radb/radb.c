@@ -273,7 +273,7 @@ static int rb_parse(const struct wl_prog *p, int argc, char **argv, struct rb_op
 {
 	int ret;
 
-	ret = wl_opt_getopt(p, argc, argv, ":n:N:s:b:Xh", rb_usage, rb_opt, o);
+	ret = wl_opt_getopt(p, argc, argv, ":n:N:s:b:Xh", NULL, rb_usage, rb_opt, o);
 	if (ret)
 		return ret;
 	return sc_opts_finish(p, &o->k);

@@ -367,7 +367,7 @@ static int rx_parse(const struct wl_prog *p, int argc, char **argv, struct rx_op
 {
 	int ret;
 
-	ret = wl_opt_getopt(p, argc, argv, ":n:N:s:b:g:Xh", rx_usage, rx_opt, o);
+	ret = wl_opt_getopt(p, argc, argv, ":n:N:s:b:g:Xh", NULL, rx_usage, rx_opt, o);
 	if (ret)
 		return ret;
 	return sc_opts_finish(p, &o->k);

@@ -288,7 +288,7 @@ static int sa_parse(const struct wl_prog *p, int argc, char **argv, struct sa_op
 {
 	int ret;
 
-	ret = wl_opt_getopt(p, argc, argv, ":n:N:s:o:Xh", sa_usage, sa_opt, o);
+	ret = wl_opt_getopt(p, argc, argv, ":n:N:s:o:Xh", NULL, sa_usage, sa_opt, o);
 	if (ret)
 		return ret;
 	return sc_opts_finish(p, &o->k);

@@ -347,7 +347,7 @@ static int st_parse(const struct wl_prog *p, int argc, char **argv, struct st_op
 {
 	int ret;
 
-	ret = wl_opt_getopt(p, argc, argv, ":n:N:i:w:c:Xh", st_usage, st_opt, o);
+	ret = wl_opt_getopt(p, argc, argv, ":n:N:i:w:c:Xh", NULL, st_usage, st_opt, o);
 	if (ret)
 		return ret;
 	if (o->total) {
