@@ -77,26 +77,6 @@ static const char bh_usage[] =
 	"time_s, step_s, remote_reads, cache_hits, cache_misses, energy_err,\n"
 	"momentum_err and, with the direct check, force_err and pos_err.\n";
 
-static int bh_parse_name(const struct wl_prog *p, int opt, const char *arg,
-			 const char *const *names, int n, const char *what, int *out)
-{
-	int i;
-
-	for (i = 0; arg && i < n; i++) {
-		if (!strcmp(arg, names[i])) {
-			*out = i;
-			return 0;
-		}
-	}
-	if (!p->rank) {
-		if (arg)
-			fprintf(stderr, "barnes: bad value '%s' for -%c: expected %s\n", arg, opt, what);
-		else
-			fprintf(stderr, "barnes: option -%c needs a value: expected %s\n", opt, what);
-	}
-	return -EINVAL;
-}
-
 static int bh_parse_theta(const struct wl_prog *p, const char *arg, double *out)
 {
 	char *end = NULL;
@@ -139,7 +119,7 @@ static int bh_opt(const struct wl_prog *p, int c, const char *arg, void *ctx)
 		ret = bh_parse_theta(p, arg, &o->theta);
 		break;
 	case 'c':
-		ret = bh_parse_name(p, c, arg, (const char *const[]){ "off", "on" }, 2,
+		ret = wl_opt_word(p, c, arg, (const char *const[]){ "off", "on" }, 2,
 				    "on or off", &v);
 		o->cache = v;
 		break;
@@ -147,11 +127,11 @@ static int bh_opt(const struct wl_prog *p, int c, const char *arg, void *ctx)
 		ret = wl_opt_int(p, c, arg, 0, INT64_MAX, &o->seed);
 		break;
 	case 'd':
-		ret = bh_parse_name(p, c, arg, bh_dist_names, 2, "plummer or uniform", &v);
+		ret = wl_opt_word(p, c, arg, bh_dist_names, 2, "plummer or uniform", &v);
 		o->dist = (enum bh_dist)v;
 		break;
 	case 'v':
-		ret = bh_parse_name(p, c, arg, bh_check_names, 3,
+		ret = wl_opt_word(p, c, arg, bh_check_names, 3,
 				    "auto, direct or sanity", &v);
 		o->check = (enum bh_check)v;
 		break;

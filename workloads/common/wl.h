@@ -112,6 +112,9 @@ int wl_opt_int(const struct wl_prog *p, int opt, const char *arg,
 	       int64_t min, int64_t max, int64_t *out);
 int wl_opt_size(const struct wl_prog *p, int opt, const char *arg,
 		int64_t min, int64_t max, int64_t *out);
+/* arg one of names[0..n): *out its index; else one line naming expect. */
+int wl_opt_word(const struct wl_prog *p, int opt, const char *arg, const char *const *names,
+		int n, const char *expect, int *out);
 int wl_opt_unknown(const struct wl_prog *p, int opt);
 int wl_opt_extra(const struct wl_prog *p, const char *arg);
 

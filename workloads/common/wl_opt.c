@@ -135,3 +135,25 @@ int wl_opt_getopt(const struct wl_prog *p, int argc, char **argv, const char *op
 		return wl_opt_extra(p, argv[optind]);
 	return 0;
 }
+
+int wl_opt_word(const struct wl_prog *p, int opt, const char *arg, const char *const *names,
+		int n, const char *expect, int *out)
+{
+	int i;
+
+	for (i = 0; arg && i < n; i++) {
+		if (!strcmp(arg, names[i])) {
+			*out = i;
+			return 0;
+		}
+	}
+	if (!p->rank) {
+		if (arg)
+			fprintf(stderr, "%s: bad value '%s' for -%c: expected %s\n",
+				p->name, arg, opt, expect);
+		else
+			fprintf(stderr, "%s: option -%c needs a value: expected %s\n",
+				p->name, opt, expect);
+	}
+	return -EINVAL;
+}

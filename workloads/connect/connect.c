@@ -74,31 +74,11 @@ static const struct option cc_long[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-static int cc_parse_check(const struct wl_prog *p, const char *arg, enum cc_check *out)
-{
-	int i;
-
-	for (i = 0; arg && i < 3; i++) {
-		if (!strcmp(arg, cc_check_names[i])) {
-			*out = (enum cc_check)i;
-			return 0;
-		}
-	}
-	if (!p->rank) {
-		if (arg)
-			fprintf(stderr, "connect: bad value '%s' for -c: expected auto, serial or edges\n",
-				arg);
-		else
-			fprintf(stderr, "connect: option -c needs a value: expected auto, serial or edges\n");
-	}
-	return -EINVAL;
-}
-
 /* 0: run; 1: help shown; -EINVAL: bad options (reported by rank 0). */
 static int cc_opt(const struct wl_prog *p, int c, const char *arg, void *ctx)
 {
 	struct cc_opts *o = ctx;
-	int ret;
+	int ret, word = 0;
 
 	switch (c) {
 	case 'n':
@@ -117,7 +97,8 @@ static int cc_opt(const struct wl_prog *p, int c, const char *arg, void *ctx)
 		ret = wl_opt_int(p, c, arg, 0, INT64_MAX, &o->seed);
 		break;
 	case 'c':
-		ret = cc_parse_check(p, arg, &o->check);
+		ret = wl_opt_word(p, c, arg, cc_check_names, 3, "auto, serial or edges", &word);
+		o->check = (enum cc_check)word;
 		break;
 	case 'X':
 		o->corrupt = true;

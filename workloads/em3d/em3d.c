@@ -88,38 +88,15 @@ static const struct option em_long[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-/* A word from names[0..n) by its index; one-line error naming the option. */
-static int em_opt_word(const struct wl_prog *p, int opt, const char *arg,
-		       const char *const *names, int n, const char *expect, int *out)
-{
-	int i;
-
-	for (i = 0; arg && i < n; i++) {
-		if (!strcmp(arg, names[i])) {
-			*out = i;
-			return 0;
-		}
-	}
-	if (!p->rank) {
-		if (arg)
-			fprintf(stderr, "%s: bad value '%s' for -%c: expected %s\n",
-				p->name, arg, opt, expect);
-		else
-			fprintf(stderr, "%s: option -%c needs a value: expected %s\n",
-				p->name, opt, expect);
-	}
-	return -EINVAL;
-}
-
 /* 0: run; 1: help shown; -EINVAL: bad options (reported by rank 0). */
 static int em_opt(const struct wl_prog *p, int c, const char *arg, void *ctx)
 {
 	struct em_opts *o = ctx;
-	int ret, word;
+	int ret, word = 0;
 
 	switch (c) {
 	case 'm':
-		ret = em_opt_word(p, c, arg, em_mode_names, 2, "write or read", &word);
+		ret = wl_opt_word(p, c, arg, em_mode_names, 2, "write or read", &word);
 		o->mode = (enum em_mode)word;
 		break;
 	case 'n':
@@ -144,7 +121,7 @@ static int em_opt(const struct wl_prog *p, int c, const char *arg, void *ctx)
 		ret = wl_opt_int(p, c, arg, 1, 1 << 24, &o->gran);
 		break;
 	case 'c':
-		ret = em_opt_word(p, c, arg, em_check_names, 3,
+		ret = wl_opt_word(p, c, arg, em_check_names, 3,
 				  "auto, serial or range", &word);
 		o->check = (enum em_check)word;
 		break;

@@ -79,25 +79,10 @@ static const char ns_usage[] =
 	"Any N >= 1.  Prints one JSON result line (docs/results.md): metrics\n"
 	"time_s, read_s, comm_s, sort_s, write_s, MBps.\n";
 
-static int ns_parse_onoff(const struct wl_prog *p, int opt, const char *arg, bool *out)
-{
-	if (arg && (!strcmp(arg, "on") || !strcmp(arg, "off"))) {
-		*out = !strcmp(arg, "on");
-		return 0;
-	}
-	if (!p->rank) {
-		if (arg)
-			fprintf(stderr, "nowsort: bad value '%s' for -%c: expected on or off\n", arg, opt);
-		else
-			fprintf(stderr, "nowsort: option -%c needs a value: expected on or off\n", opt);
-	}
-	return -EINVAL;
-}
-
 static int ns_opt(const struct wl_prog *p, int c, const char *arg, void *ctx)
 {
 	struct ns_opts *o = ctx;
-	int ret;
+	int ret, word = 0;
 
 	switch (c) {
 	case 'n':
@@ -126,7 +111,9 @@ static int ns_opt(const struct wl_prog *p, int c, const char *arg, void *ctx)
 		ret = 0;
 		break;
 	case 's':
-		ret = ns_parse_onoff(p, c, arg, &o->sync);
+		ret = wl_opt_word(p, c, arg, (const char *const[]){ "off", "on" }, 2, "on or off",
+				  &word);
+		o->sync = word;
 		break;
 	case 'S':
 		ret = wl_opt_int(p, c, arg, 0, INT64_MAX, &o->seed);

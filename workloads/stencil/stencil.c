@@ -291,30 +291,10 @@ static void st_stats(const struct st_ctx *x, double *sum, double *min, double *m
 	MPI_Allreduce(&hi, max, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
 }
 
-static int st_parse_check(const struct wl_prog *p, const char *arg, enum st_check *out)
-{
-	size_t i;
-
-	for (i = 0; arg && i < sizeof(st_check_names) / sizeof(st_check_names[0]); i++) {
-		if (!strcmp(arg, st_check_names[i])) {
-			*out = (enum st_check)i;
-			return 0;
-		}
-	}
-	if (!p->rank) {
-		if (arg)
-			fprintf(stderr, "stencil: bad value '%s' for -c: expected auto, serial or invariants\n",
-				arg);
-		else
-			fprintf(stderr, "stencil: option -c needs a value: expected auto, serial or invariants\n");
-	}
-	return -EINVAL;
-}
-
 static int st_opt(const struct wl_prog *p, int c, const char *arg, void *ctx)
 {
 	struct st_opts *o = ctx;
-	int ret;
+	int ret, word = 0;
 
 	switch (c) {
 	case 'n':
@@ -330,7 +310,8 @@ static int st_opt(const struct wl_prog *p, int c, const char *arg, void *ctx)
 		ret = wl_opt_int(p, c, arg, 1, ST_RADIUS_MAX, &o->radius);
 		break;
 	case 'c':
-		ret = st_parse_check(p, arg, &o->check);
+		ret = wl_opt_word(p, c, arg, st_check_names, 3, "auto, serial or invariants", &word);
+		o->check = (enum st_check)word;
 		break;
 	case 'X':
 		o->corrupt = true;
