@@ -20,6 +20,7 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -360,3 +361,42 @@ def json_line(stdout: str) -> dict[str, object]:
 @pytest.fixture
 def env_plain() -> Iterator[dict[str, str]]:
     yield base_env()
+
+
+def workload_bin(name: str) -> Path:
+    """build/workloads/<name>/<name>; a failure, not a skip, when the build lacks it."""
+    path = BUILD / "workloads" / name / name
+    if not path.is_file():
+        pytest.fail(f"workload not built: {path} (cmake --build {BUILD})")
+    return path
+
+
+def run_workload(
+    mpirun: str,
+    name: str,
+    np: int,
+    args: Sequence[str],
+    mca: Sequence[str] = MPI_OWN_TRANSPORT,
+    env: Mapping[str, str] | None = None,
+    timeout: float = 120.0,
+) -> subprocess.CompletedProcess[str]:
+    """A workload program under mpirun (MPI's own transports unless mca says otherwise)."""
+    env = env if env is not None else base_env()
+    argv = mpirun_cmd(mpirun, np, [str(workload_bin(name)), *args], list(mca), env)
+    return run(argv, env, timeout=timeout)
+
+
+def workload_result(stdout: str) -> dict[str, Any]:
+    """The one result line (docs/results.md), with its message totals checked."""
+    lines = [line for line in stdout.splitlines() if '"loggp_result"' in line]
+    assert len(lines) == 1, stdout
+    res = json.loads(lines[0])
+    msgs = res["msgs"]
+    assert sum(msgs["per_rank"]) == msgs["total"] and len(msgs["per_rank"]) == res["ranks"], res
+    assert res["metrics"]["time_s"] > 0, res
+    return res
+
+
+def opt_args(opts: Mapping[str, Any]) -> list[str]:
+    """{"n": 5, "i": 2} -> ["-n", "5", "-i", "2"]."""
+    return [a for k, v in opts.items() for a in (f"-{k}", str(v))]

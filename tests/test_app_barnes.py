@@ -13,11 +13,10 @@ rounding at theta 0), energy and momentum.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import BUILD, MPI_OWN_TRANSPORT, base_env, mpi_over_ofi, mpirun_cmd, run
+from conftest import MPI_OWN_TRANSPORT, mpi_over_ofi, run_workload
 
 pytestmark = pytest.mark.integration
 
@@ -26,17 +25,8 @@ TIMEOUT = 120.0
 REQ, HDR, BODY, LEAF = 8, 104, 40, 8
 
 
-def wl_path() -> Path:
-    path = BUILD / "workloads" / "barnes" / "barnes"
-    if not path.is_file():
-        pytest.fail(f"workload not built: {path} (cmake --build {BUILD})")
-    return path
-
-
 def mpirun_bh(mpirun_bin: str, np: int, args: list[str], mca=MPI_OWN_TRANSPORT, env=None):
-    env = env if env is not None else base_env()
-    cmd = mpirun_cmd(mpirun_bin, np, [str(wl_path()), *args], mca, env)
-    return run(cmd, env, timeout=TIMEOUT)
+    return run_workload(mpirun_bin, "barnes", np, args, mca, env, TIMEOUT)
 
 
 def result_line(stdout: str) -> dict[str, Any]:

@@ -14,13 +14,17 @@ and each arrives >= ΔL after it left.
 
 from __future__ import annotations
 
-import json
 import math
-from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import BUILD, MPI_OWN_TRANSPORT, base_env, mpi_over_ofi, mpirun_cmd, run
+from conftest import (
+    MPI_OWN_TRANSPORT,
+    mpi_over_ofi,
+    opt_args,
+    run_workload,
+    workload_result,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -28,30 +32,8 @@ TIMEOUT = 120.0
 LATENCY_US = 20.0
 
 
-def connect() -> Path:
-    path = BUILD / "workloads" / "connect" / "connect"
-    if not path.is_file():
-        pytest.fail(f"workload not built: {path} (cmake --build {BUILD})")
-    return path
-
-
 def launch(mpirun: str, np: int, args: list[str], mca=MPI_OWN_TRANSPORT, env=None):
-    env = env if env is not None else base_env()
-    return run(mpirun_cmd(mpirun, np, [str(connect()), *args], mca, env), env, timeout=TIMEOUT)
-
-
-def result(stdout: str) -> dict[str, Any]:
-    lines = [line for line in stdout.splitlines() if '"loggp_result"' in line]
-    assert len(lines) == 1, stdout
-    res = json.loads(lines[0])
-    msgs = res["msgs"]
-    assert sum(msgs["per_rank"]) == msgs["total"] and len(msgs["per_rank"]) == res["ranks"], res
-    assert res["metrics"]["time_s"] > 0, res
-    return res
-
-
-def args_of(opts: dict[str, Any]) -> list[str]:
-    return [a for k, v in opts.items() for a in (f"-{k}", str(v))]
+    return run_workload(mpirun, "connect", np, args, mca, env, TIMEOUT)
 
 
 def check_counts(np: int, opts: dict[str, Any], res: dict[str, Any]) -> None:
@@ -96,12 +78,12 @@ CASES = [
 
 
 @pytest.mark.parametrize(
-    ("np", "opts"), CASES, ids=[f"np{c[0]}-" + "".join(args_of(c[1])) for c in CASES]
+    ("np", "opts"), CASES, ids=[f"np{c[0]}-" + "".join(opt_args(c[1])) for c in CASES]
 )
 def test_connect_own_transport(mpirun_bin, np, opts) -> None:
-    proc = launch(mpirun_bin, np, args_of(opts))
+    proc = launch(mpirun_bin, np, opt_args(opts))
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    res = result(proc.stdout)
+    res = workload_result(proc.stdout)
     assert res["workload"] == "connect" and res["ranks"] == np, res
     assert res["valid"] is True, (res, proc.stderr)
     check_counts(np, opts, res)
@@ -119,7 +101,7 @@ def test_connect_own_transport(mpirun_bin, np, opts) -> None:
 def test_connect_checker_catches_corruption(mpirun_bin, np, args, msg) -> None:
     proc = launch(mpirun_bin, np, [*args, "-X"])
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert result(proc.stdout)["valid"] is False, proc.stdout
+    assert workload_result(proc.stdout)["valid"] is False, proc.stdout
     assert "connect: " in proc.stderr and msg in proc.stderr, proc.stderr
 
 
@@ -151,9 +133,9 @@ def test_connect_help(mpirun_bin) -> None:
 def test_connect_beneath_shim(mpirun_bin, shim) -> None:
     opts = {"n": 1500}
     env = shim(latency=f"{LATENCY_US:g}us", overhead="2us")
-    proc = launch(mpirun_bin, 2, args_of(opts), mpi_over_ofi("tcp;ofi_rxm"), env.env)
+    proc = launch(mpirun_bin, 2, opt_args(opts), mpi_over_ofi("tcp;ofi_rxm"), env.env)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    res = result(proc.stdout)
+    res = workload_result(proc.stdout)
     assert res["valid"] is True, (res, proc.stderr)
     check_counts(2, opts, res)
     tcp = [s for s in env.stats() if s.get("provider") == "tcp"]

@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import json
 import math
-from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import BUILD, MPI_OWN_TRANSPORT, base_env, mpi_over_ofi, mpirun_cmd, run
+from conftest import MPI_OWN_TRANSPORT, mpi_over_ofi, run_workload
 
 pytestmark = pytest.mark.integration
 
@@ -25,17 +24,8 @@ REC = 100
 M64 = (1 << 64) - 1
 
 
-def wl_path() -> Path:
-    path = BUILD / "workloads" / "nowsort" / "nowsort"
-    if not path.is_file():
-        pytest.fail(f"workload not built: {path} (cmake --build {BUILD})")
-    return path
-
-
 def mpirun_ns(mpirun_bin: str, np: int, args: list[str], mca=MPI_OWN_TRANSPORT, env=None):
-    env = env if env is not None else base_env()
-    cmd = mpirun_cmd(mpirun_bin, np, [str(wl_path()), *args], mca, env)
-    return run(cmd, env, timeout=TIMEOUT)
+    return run_workload(mpirun_bin, "nowsort", np, args, mca, env, TIMEOUT)
 
 
 def result_line(stdout: str) -> dict[str, Any]:
