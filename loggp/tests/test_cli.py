@@ -3,27 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from loggp.tests.cli import loggp
+
 pytestmark = pytest.mark.unit
-
-
-def loggp(*args: str, env_extra: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    env = dict(os.environ)
-    env.update(env_extra or {})
-    return subprocess.run(
-        [sys.executable, "-m", "loggp", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=60,
-        check=False,
-    )
 
 
 def one_line(text: str) -> str:

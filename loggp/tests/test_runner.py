@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import json
-import os
 import shlex
 import sqlite3
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from loggp.tests.cli import loggp
 
 pytestmark = pytest.mark.unit
 
@@ -32,19 +32,6 @@ def write_experiment(tmp: Path, repeats: int = 2, extra: str = "") -> Path:
         f"  - {{name: w, kind: process, ranks: 1, program: {prog}}}\n"
     )
     return path
-
-
-def loggp(*args: str, env_extra: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    env = dict(os.environ)
-    env.update(env_extra or {})
-    return subprocess.run(
-        [sys.executable, "-m", "loggp", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-        check=False,
-    )
 
 
 def rows(run_dir: Path) -> list[dict]:
