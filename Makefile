@@ -16,7 +16,9 @@ endif
 
 DEB_PACKAGES = build-essential cmake ninja-build pkg-config \
 	libfabric-dev libfabric-bin openmpi-bin libopenmpi-dev \
-	python3-venv python3-dev prometheus prometheus-node-exporter
+	python3-venv python3-dev prometheus prometheus-node-exporter \
+	libdpdk-dev dpdk iperf3 iproute2 iputils-ping ethtool \
+	libssl-dev libsqlite3-dev nlohmann-json3-dev libgtest-dev
 
 .PHONY: all deps venv build test test-c test-py run clean
 

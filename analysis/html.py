@@ -19,6 +19,7 @@ import yaml
 
 from analysis.figures import FigureFiles
 from analysis.findings import NOT_MEASURED, assess
+from analysis.kap import assess_kap, kap_means
 from analysis.knobs import knob_info
 from analysis.model import Models
 from analysis.slowdown import Analysis, CurvePoint, KnobSummary, Stat
@@ -111,6 +112,7 @@ def render(page: Page) -> str:
     for summary in page.analysis.knobs:
         parts.append(_knob_section(page, summary, figures.get(summary.knob)))
     parts.append(_findings(page))
+    parts.append(_kap(page))
     parts.append(_grid(page))
     parts.append(_excluded(page))
     parts.append(_all_points(page))
@@ -314,6 +316,35 @@ def _findings(page: Page) -> str:
     return (
         f"{head}<table><tr><th>finding (Martin et al., ISCA'97)</th><th>here</th>"
         f"<th>evidence from this run</th></tr>{rows}</table>"
+    )
+
+
+def _kap(page: Page) -> str:
+    """KAP's phases and the KVS study's claims (analysis/kap.py); empty without KAP."""
+    found = assess_kap(page.run.points)
+    if found is None:
+        return ""
+    rows = "".join(
+        f"<tr><td>{e(f.claim)}</td><td>{e(f.verdict)}</td><td>{e(f.evidence)}</td></tr>"
+        for f in found
+    )
+    data = "".join(
+        f"<tr><td class=num>{k.setting.ranks}</td><td class=num>{k.setting.producers}</td>"
+        f"<td class=num>{k.setting.consumers}</td><td class=num>{k.setting.value_size}</td>"
+        f"<td class=num>{k.setting.access}</td><td>{'yes' if k.setting.redundant else 'no'}</td>"
+        f"<td class=num>{k.setting.dirs}</td><td class=num>{k.sync_s * 1e3:.3f}</td>"
+        f"<td class=num>{k.consumer_s * 1e3:.3f}</td><td class=num>{k.n}</td></tr>"
+        for k in kap_means(page.run.points)
+    )
+    return (
+        "<h2>KVS (KAP): the study's claims, measured here</h2>"
+        "<table><tr><th>claim (Ahn et al., seeds/000)</th><th>here</th>"
+        f"<th>evidence from this run</th></tr>{rows}</table>"
+        '<p class="note">Maximum over the processes of each phase, at the baseline '
+        "(no knob added), mean over repeats.</p>"
+        "<table><tr><th>ranks</th><th>producers</th><th>consumers</th><th>value B</th>"
+        "<th>access</th><th>redundant</th><th>dirs</th><th>sync max ms</th>"
+        f"<th>consumer max ms</th><th>n</th></tr>{data}</table>"
     )
 
 

@@ -1,0 +1,130 @@
+// content.hpp - the content-addressed blob store.
+//
+// Holds objects (directory objects and large values) under their blobrefs.
+// A broker uses one as its cache; the root broker's is the authoritative
+// store and may be backed by an SQLite file so that a restart sees the last
+// committed namespace.
+//
+// Memory: every object stored or read from the file stays in memory for the
+// store's life (no eviction). Pointers returned by find() stay valid until the
+// next store call on this object (they are in fact stable until destruction,
+// but callers must not rely on more than the contract).
+//
+// Durability: with a file, store() only buffers; set_root() writes every
+// object stored since the previous set_root plus the root in ONE SQLite
+// transaction (WAL journal, synchronous=FULL), so the file always holds a
+// root together with every object it references. Objects read back from the
+// file are re-hashed; a mismatch is Error(EPROTO).
+//
+// Decoded directories: find_dir()/store_dir() keep directory objects also in
+// decoded form, by ref. Objects are immutable, so a decoded entry never goes
+// stale; lookups and apply then pay one JSON decode per directory object for
+// the store's life instead of one per use.
+//
+// Errors: Error(EIO) for any SQLite failure (message has sqlite3_errmsg),
+// Error(EPROTO) for a ref/data mismatch, Error(EINVAL) for a malformed root
+// ref. Not thread-safe: one owner thread (the broker's event loop).
+//
+// SQLite schema (PRAGMA user_version = 1):
+//   objects(ref TEXT PRIMARY KEY, data BLOB NOT NULL) WITHOUT ROWID
+//   root(id INTEGER PRIMARY KEY CHECK (id = 0), version INTEGER NOT NULL, ref TEXT NOT NULL)
+#pragma once
+
+#include "dirent.hpp"
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+struct sqlite3;
+struct sqlite3_stmt;
+
+namespace kvs {
+
+struct RootRef {
+	uint64_t version;
+	std::string ref;
+	bool operator==(const RootRef&) const = default;
+};
+
+class ContentStore {
+public:
+	// "" = memory only; else open or create the file. Throws Error(EIO).
+	explicit ContentStore(const std::string& sqlite_path = "");
+	~ContentStore();
+	ContentStore(const ContentStore&) = delete;
+	ContentStore& operator=(const ContentStore&) = delete;
+	ContentStore(ContentStore&&) noexcept;
+	ContentStore& operator=(ContentStore&&) noexcept;
+
+	// Store `data`, return its blobref. Idempotent.
+	std::string store(std::string data);
+	// Store `data` that arrived under `ref` from a peer; Error(EPROTO) unless
+	// blobref_hash(data) == ref.
+	void store_ref(const std::string& ref, std::string data);
+	// The object, or nullptr if neither memory nor the file holds it.
+	// Counts a hit or a miss. Error(EIO)/Error(EPROTO) from the file.
+	const std::string* find(const std::string& ref);
+	// The directory object `ref` decoded (cached after the first call), or
+	// nullptr if absent; Error(EPROTO) if the object is not a directory.
+	// Pointer valid until the next store call. Counts a hit or a miss.
+	const Directory* find_dir(const std::string& ref);
+	// Encodes `d`, stores it (as store()) and keeps it decoded; returns its ref.
+	std::string store_dir(Directory d);
+	// Like find() != nullptr, without loading the object or counting.
+	bool contains(const std::string& ref);
+
+	// Record the namespace root; with a file, commit it durably (see above).
+	// Error(EINVAL) if r.ref is not a blobref; Error(EIO) leaves the previous
+	// root and the pending objects in place, so the call can be retried.
+	void set_root(const RootRef& r);
+	// The last root set, or the one found in the file at open.
+	std::optional<RootRef> root() const { return root_; }
+
+	size_t count() const { return objects_.size(); }  // objects in memory
+	size_t bytes() const { return bytes_; }            // their data bytes
+	size_t dirs_decoded() const { return dirs_.size(); } // directories held decoded
+	uint64_t hits() const { return hits_; }            // find() found it
+	uint64_t misses() const { return misses_; }        // find() returned nullptr
+	size_t pending() const { return pending_.size(); } // stored, not yet in the file
+	bool persistent() const { return db_ != nullptr; }
+	std::vector<std::string> refs() const;             // every ref in memory, sorted
+
+private:
+	struct DbClose {
+		void operator()(sqlite3* db) const noexcept;
+	};
+	struct StmtFinalize {
+		void operator()(sqlite3_stmt* st) const noexcept;
+	};
+	using Stmt = std::unique_ptr<sqlite3_stmt, StmtFinalize>;
+
+	void db_open(const std::string& path);
+	void db_exec(const char* sql, const char* what);
+	Stmt db_prepare(const char* sql);
+	[[noreturn]] void db_fail(const std::string& what) const;
+	void db_commit_root(const RootRef& r);
+	const std::string* db_load(const std::string& ref);
+
+	std::string path_;
+	std::unordered_map<std::string, std::string> objects_;
+	std::unordered_map<std::string, Directory> dirs_;
+	std::vector<std::string> pending_; // refs stored since the last set_root (file only)
+	std::optional<RootRef> root_;
+	size_t bytes_ = 0;
+	uint64_t hits_ = 0;
+	uint64_t misses_ = 0;
+
+	// The handle is declared before its statements, so they are finalised
+	// first; it is closed with sqlite3_close_v2, which also waits for them.
+	std::unique_ptr<sqlite3, DbClose> db_;
+	Stmt st_get_;
+	Stmt st_has_;
+	Stmt st_put_;
+	Stmt st_root_;
+};
+
+} // namespace kvs

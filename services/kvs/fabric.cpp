@@ -1,0 +1,350 @@
+/*
+ * fabric.cpp: the broker endpoint of fabric.hpp.
+ */
+#include "fabric.hpp"
+
+#include <cerrno>
+#include <cstring>
+
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_tagged.h>
+
+#include "error.hpp"
+
+namespace kvs {
+
+namespace {
+
+constexpr uint64_t kTagCtrl = 1ULL << 62;
+constexpr uint64_t kTagBulk = 2ULL << 62;
+constexpr size_t kCtrlRecvs = 64;
+constexpr uint8_t kFrameInline = 0;
+constexpr uint8_t kFrameAnnounce = 1;
+constexpr size_t kAnnounceLen = 1 + 4 + 8;
+/* Completions reaped per fi_cq_read call. */
+constexpr size_t kReapBatch = 16;
+
+[[noreturn]] void fail(const char *call, int ret)
+{
+	throw Error(EIO, std::string("libfabric ") + call + " failed: " +
+				 fi_strerror(-ret) + " (" + std::to_string(ret) + ")");
+}
+
+} // namespace
+
+struct Fabric::Op {
+	enum class Kind { SEND, CTRL_RECV, BULK_RECV };
+	struct fi_context2 ctx;	/* handed to libfabric; keys inflight_ */
+	Kind kind = Kind::SEND;
+	std::string buf;
+	uint32_t peer = 0;
+	uint64_t tag = 0;
+};
+
+Fabric::Fabric(const std::string &provider, uint32_t rank)
+    : provider_(provider), rank_(rank)
+{
+	struct fi_info *hints = fi_allocinfo();
+	if (!hints)
+		throw Error(ENOMEM, "fi_allocinfo: out of memory");
+	hints->caps = FI_TAGGED;
+	hints->mode = FI_CONTEXT | FI_CONTEXT2;
+	hints->ep_attr->type = FI_EP_RDM;
+	hints->domain_attr->mr_mode = FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
+	hints->domain_attr->threading = FI_THREAD_DOMAIN;
+	hints->fabric_attr->prov_name = strdup(provider.c_str());
+	int ret = fi_getinfo(FI_VERSION(1, 17), nullptr, nullptr, 0, hints, &info_);
+	fi_freeinfo(hints);
+	if (ret)
+		throw Error(EIO, "no libfabric provider '" + provider +
+					 "' with tagged RDM endpoints: " + fi_strerror(-ret) +
+					 " (try tcp;ofi_rxm, shm or udp;ofi_rxd; fi_info lists them)");
+	try {
+		if ((ret = fi_fabric(info_->fabric_attr, &fabric_, nullptr)))
+			fail("fi_fabric", ret);
+		if ((ret = fi_domain(fabric_, info_, &domain_, nullptr)))
+			fail("fi_domain", ret);
+		struct fi_cq_attr cq_attr = {};
+		cq_attr.format = FI_CQ_FORMAT_TAGGED;
+		cq_attr.size = 4096;
+		/* Polled: the blocking reads of shm and tcp;ofi_rxm (1.17) did
+		 * not wake reliably on arrivals; the broker paces its polls. */
+		cq_attr.wait_obj = FI_WAIT_NONE;
+		if ((ret = fi_cq_open(domain_, &cq_attr, &cq_, nullptr)))
+			fail("fi_cq_open", ret);
+		struct fi_av_attr av_attr = {};
+		av_attr.type = FI_AV_TABLE;
+		if ((ret = fi_av_open(domain_, &av_attr, &av_, nullptr)))
+			fail("fi_av_open", ret);
+		if ((ret = fi_endpoint(domain_, info_, &ep_, nullptr)))
+			fail("fi_endpoint", ret);
+		if ((ret = fi_ep_bind(ep_, &cq_->fid, FI_TRANSMIT | FI_RECV)))
+			fail("fi_ep_bind(cq)", ret);
+		if ((ret = fi_ep_bind(ep_, &av_->fid, 0)))
+			fail("fi_ep_bind(av)", ret);
+		if ((ret = fi_enable(ep_)))
+			fail("fi_enable", ret);
+		for (size_t i = 0; i < kCtrlRecvs; i++) {
+			auto op = std::make_unique<Op>();
+			op->kind = Op::Kind::CTRL_RECV;
+			op->buf.resize(kCtrlMax);
+			op->tag = kTagCtrl;
+			post_recv(std::move(op));
+		}
+	} catch (...) {
+		close();
+		throw;
+	}
+}
+
+Fabric::~Fabric()
+{
+	close();
+}
+
+void Fabric::close() noexcept
+{
+	if (ep_)
+		fi_close(&ep_->fid);
+	if (av_)
+		fi_close(&av_->fid);
+	if (cq_)
+		fi_close(&cq_->fid);
+	if (domain_)
+		fi_close(&domain_->fid);
+	if (fabric_)
+		fi_close(&fabric_->fid);
+	if (info_)
+		fi_freeinfo(info_);
+	ep_ = nullptr;
+	av_ = nullptr;
+	cq_ = nullptr;
+	domain_ = nullptr;
+	fabric_ = nullptr;
+	info_ = nullptr;
+}
+
+std::string Fabric::address() const
+{
+	std::string addr(256, '\0');
+	size_t len = addr.size();
+	int ret = fi_getname(&ep_->fid, addr.data(), &len);
+	if (ret)
+		fail("fi_getname", ret);
+	addr.resize(len);
+	return addr;
+}
+
+void Fabric::set_peers(const std::vector<std::string> &addrs)
+{
+	peers_.assign(addrs.size(), FI_ADDR_UNSPEC);
+	for (size_t i = 0; i < addrs.size(); i++) {
+		int ret = fi_av_insert(av_, addrs[i].data(), 1, &peers_[i], 0, nullptr);
+		if (ret != 1)
+			throw Error(EIO, "fi_av_insert of broker " + std::to_string(i) +
+						 "'s address failed: " +
+						 fi_strerror(ret < 0 ? -ret : FI_EINVAL));
+	}
+}
+
+void Fabric::post_recv(std::unique_ptr<Op> op)
+{
+	ssize_t ret = fi_trecv(ep_, op->buf.data(), op->buf.size(), nullptr, FI_ADDR_UNSPEC,
+			       op->tag, 0, &op->ctx);
+	if (ret == -FI_EAGAIN) {
+		recv_retry_.push_back(std::move(op));
+		return;
+	}
+	if (ret)
+		fail("fi_trecv", static_cast<int>(ret));
+	void *key = &op->ctx;
+	inflight_[static_cast<Op *>(key)] = std::move(op);
+}
+
+void Fabric::post_bulk_recv(uint32_t src, uint64_t tag, size_t len)
+{
+	auto op = std::make_unique<Op>();
+	op->kind = Op::Kind::BULK_RECV;
+	op->buf.resize(len);
+	op->peer = src;
+	op->tag = tag;
+	post_recv(std::move(op));
+}
+
+int Fabric::try_send(Op &op)
+{
+	ssize_t ret = fi_tsend(ep_, op.buf.data(), op.buf.size(), nullptr, peers_[op.peer],
+			       op.tag, &op.ctx);
+	return static_cast<int>(ret);
+}
+
+void Fabric::send(uint32_t peer, std::string bytes)
+{
+	if (peer >= peers_.size())
+		throw Error(EINVAL, "send to broker " + std::to_string(peer) + " of " +
+					    std::to_string(peers_.size()));
+	std::string frame;
+	if (bytes.size() + 1 <= kCtrlMax) {
+		frame.reserve(bytes.size() + 1);
+		frame.push_back(static_cast<char>(kFrameInline));
+		frame.append(bytes);
+	} else {
+		uint64_t tag = kTagBulk | (static_cast<uint64_t>(rank_) << 32) | bulk_seq_++;
+		uint32_t len = static_cast<uint32_t>(bytes.size());
+		frame.resize(kAnnounceLen);
+		frame[0] = static_cast<char>(kFrameAnnounce);
+		std::memcpy(&frame[1], &len, sizeof len);
+		std::memcpy(&frame[5], &tag, sizeof tag);
+		auto bulk = std::make_unique<Op>();
+		bulk->buf = std::move(bytes);
+		bulk->peer = peer;
+		bulk->tag = tag;
+		auto ann = std::make_unique<Op>();
+		ann->buf = std::move(frame);
+		ann->peer = peer;
+		ann->tag = kTagCtrl;
+		queued_.push_back(std::move(ann));
+		queued_.push_back(std::move(bulk));
+		push_queue();
+		return;
+	}
+	auto op = std::make_unique<Op>();
+	op->buf = std::move(frame);
+	op->peer = peer;
+	op->tag = kTagCtrl;
+	queued_.push_back(std::move(op));
+	push_queue();
+}
+
+void Fabric::push_queue()
+{
+	while (!queued_.empty()) {
+		Op &op = *queued_.front();
+		int ret = try_send(op);
+		if (ret == -FI_EAGAIN)
+			return;
+		if (ret)
+			fail("fi_tsend", ret);
+		stats_.msgs_sent++;
+		stats_.bytes_sent += op.buf.size();
+		sends_inflight_++;
+		void *key = &op.ctx;
+		inflight_[static_cast<Op *>(key)] = std::move(queued_.front());
+		queued_.pop_front();
+	}
+	while (!recv_retry_.empty()) {
+		auto op = std::move(recv_retry_.front());
+		recv_retry_.pop_front();
+		size_t before = recv_retry_.size();
+		post_recv(std::move(op));
+		if (recv_retry_.size() > before)
+			return;
+	}
+}
+
+void Fabric::complete(Op *key, size_t len, const MsgFn &on_msg)
+{
+	auto it = inflight_.find(key);
+	if (it == inflight_.end())
+		return;
+	std::unique_ptr<Op> op = std::move(it->second);
+	inflight_.erase(it);
+	switch (op->kind) {
+	case Op::Kind::SEND:
+		sends_inflight_--;
+		return;
+	case Op::Kind::BULK_RECV:
+		stats_.msgs_recvd++;
+		stats_.bytes_recvd += len;
+		op->buf.resize(len);
+		on_msg(std::move(op->buf));
+		return;
+	case Op::Kind::CTRL_RECV:
+		break;
+	}
+	stats_.msgs_recvd++;
+	stats_.bytes_recvd += len;
+	if (len >= 1 && op->buf[0] == static_cast<char>(kFrameInline)) {
+		std::string msg(op->buf.data() + 1, len - 1);
+		post_recv(std::move(op));
+		on_msg(std::move(msg));
+		return;
+	}
+	if (len == kAnnounceLen && op->buf[0] == static_cast<char>(kFrameAnnounce)) {
+		uint32_t blen;
+		uint64_t tag;
+		std::memcpy(&blen, &op->buf[1], sizeof blen);
+		std::memcpy(&tag, &op->buf[5], sizeof tag);
+		uint32_t src = static_cast<uint32_t>((tag >> 32) & 0x3fffffff);
+		post_recv(std::move(op));
+		post_bulk_recv(src, tag, blen);
+		return;
+	}
+	post_recv(std::move(op));
+	throw Error(EPROTO, "malformed control frame of " + std::to_string(len) + " bytes");
+}
+
+size_t Fabric::reap(struct fi_cq_tagged_entry *e, ssize_t n, const MsgFn &on_msg)
+{
+	for (ssize_t i = 0; i < n; i++)
+		complete(static_cast<Op *>(e[i].op_context), e[i].len, on_msg);
+	return static_cast<size_t>(n);
+}
+
+void Fabric::complete_error(const MsgFn &on_msg, const ErrFn &on_err)
+{
+	struct fi_cq_err_entry err = {};
+	if (fi_cq_readerr(cq_, &err, 0) != 1)
+		return;
+	auto it = inflight_.find(static_cast<Op *>(err.op_context));
+	if (it == inflight_.end())
+		return;
+	std::unique_ptr<Op> op = std::move(it->second);
+	inflight_.erase(it);
+	std::string what = fi_strerror(err.err);
+	if (op->kind == Op::Kind::SEND) {
+		sends_inflight_--;
+		stats_.send_errors++;
+		on_err(op->peer, "send failed: " + what);
+		return;
+	}
+	if (err.err == FI_ECANCELED)
+		return;
+	/* A receive that failed (e.g. truncated) is re-posted; the sender
+	 * sees its own error, so the message is not silently lost. */
+	if (op->kind == Op::Kind::CTRL_RECV) {
+		post_recv(std::move(op));
+		on_err(UINT32_MAX, "receive failed: " + what);
+	} else {
+		on_err(op->peer, "bulk receive failed: " + what);
+	}
+	(void)on_msg;
+}
+
+size_t Fabric::progress(const MsgFn &on_msg, const ErrFn &on_err)
+{
+	struct fi_cq_tagged_entry e[kReapBatch];
+	size_t handled = 0;
+
+	push_queue();
+	for (;;) {
+		ssize_t n = fi_cq_read(cq_, e, kReapBatch);
+		if (n > 0) {
+			handled += reap(e, n, on_msg);
+			continue;
+		}
+		if (n == -FI_EAVAIL) {
+			complete_error(on_msg, on_err);
+			handled++;
+			continue;
+		}
+		break;
+	}
+	push_queue();
+	return handled;
+}
+
+} // namespace kvs

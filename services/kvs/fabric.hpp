@@ -1,0 +1,99 @@
+/*
+ * fabric.hpp: a broker's libfabric RDM endpoint (tagged messages).
+ *
+ * Every broker message travels as libfabric tagged sends, so FI_HOOK=loggp
+ * delays them like any other traffic of the fabric beneath.  A message of at
+ * most kCtrlMax bytes is one send with the control tag into one of the
+ * receives posted in advance; a longer one is a small announcement on the
+ * control tag followed by the payload on a tag of its own, for which the
+ * receiver posts a buffer of the announced size (the provider holds it as
+ * unexpected until then).  Messages between a pair of peers may be delivered
+ * out of order (the protocol tolerates it).
+ *
+ * Threading: one thread (the broker's) calls everything; progress() never
+ * blocks, the caller paces its polls.
+ * Errors: the constructor and set_peers() throw kvs::Error naming the
+ * libfabric call and fi_strerror(); send errors found at completion are
+ * handed to the error callback with the peer's rank.
+ */
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <rdma/fabric.h>
+#include <rdma/fi_eq.h>
+
+namespace kvs {
+
+struct FabricStats {
+	uint64_t msgs_sent = 0;		/* libfabric sends (announce + payload = 2) */
+	uint64_t bytes_sent = 0;
+	uint64_t msgs_recvd = 0;
+	uint64_t bytes_recvd = 0;
+	uint64_t send_errors = 0;
+};
+
+class Fabric {
+public:
+	static constexpr size_t kCtrlMax = 16 * 1024;
+
+	/* Opens provider ("tcp;ofi_rxm", "shm", ...) for rank of nranks. */
+	Fabric(const std::string &provider, uint32_t rank);
+	~Fabric();
+	Fabric(const Fabric &) = delete;
+	Fabric &operator=(const Fabric &) = delete;
+
+	/* This endpoint's address, to be exchanged out of band. */
+	std::string address() const;
+	/* Every rank's address, in rank order. */
+	void set_peers(const std::vector<std::string> &addrs);
+	const std::string &provider() const { return provider_; }
+
+	/* Queues bytes for peer; never blocks (progress() pushes the queue). */
+	void send(uint32_t peer, std::string bytes);
+	/*
+	 * Reaps completions, hands each received message to on_msg, retries
+	 * queued sends.  Returns the number of completions handled.
+	 */
+	using MsgFn = std::function<void(std::string &&)>;
+	using ErrFn = std::function<void(uint32_t peer, const std::string &what)>;
+	size_t progress(const MsgFn &on_msg, const ErrFn &on_err);
+	/* Sends not yet completed (queued or in flight). */
+	size_t sends_pending() const { return queued_.size() + sends_inflight_; }
+	const FabricStats &stats() const { return stats_; }
+
+private:
+	struct Op;
+	void post_recv(std::unique_ptr<Op> op);
+	void post_bulk_recv(uint32_t src, uint64_t tag, size_t len);
+	int try_send(Op &op);
+	void push_queue();
+	void complete(Op *op, size_t len, const MsgFn &on_msg);
+	void complete_error(const MsgFn &on_msg, const ErrFn &on_err);
+	size_t reap(struct fi_cq_tagged_entry *e, ssize_t n, const MsgFn &on_msg);
+	void close() noexcept;
+
+	std::string provider_;
+	uint32_t rank_;
+	struct fi_info *info_ = nullptr;
+	struct fid_fabric *fabric_ = nullptr;
+	struct fid_domain *domain_ = nullptr;
+	struct fid_cq *cq_ = nullptr;
+	struct fid_av *av_ = nullptr;
+	struct fid_ep *ep_ = nullptr;
+	std::vector<fi_addr_t> peers_;
+	std::unordered_map<Op *, std::unique_ptr<Op>> inflight_;
+	std::deque<std::unique_ptr<Op>> queued_;
+	std::deque<std::unique_ptr<Op>> recv_retry_;
+	size_t sends_inflight_ = 0;
+	uint32_t bulk_seq_ = 0;
+	FabricStats stats_;
+};
+
+} // namespace kvs

@@ -1,0 +1,223 @@
+"""The hierarchical KVS (services/kvs/) across processes.
+
+- kvs_mpi_check (services/kvs/tests/) at 1-4 ranks: concurrent fences of
+  different names, read-your-writes, causal gets that wait for a version,
+  errors that come back instead of hanging.
+- loggp-kvs-broker with the loggp-kvs CLI: put/get/ls/dump through sockets
+  on different ranks, clear errors and exit codes, a root that stops
+  answering (its children's clients fail within the timeout naming it), a
+  broker that dies, and a restart from the root's SQLite file.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from conftest import BUILD, MPI_OWN_TRANSPORT, base_env, mpirun_cmd, run
+
+pytestmark = pytest.mark.integration
+
+KVS = BUILD / "services" / "kvs"
+READY_TIMEOUT = 60.0
+CLI_TIMEOUT = 30.0
+
+
+def kvs_bin(name: str) -> Path:
+    path = KVS / name
+    if not path.is_file():
+        pytest.fail(f"not built: {path} (cmake --build {BUILD})")
+    return path
+
+
+@pytest.mark.parametrize(("np", "provider"), [(1, "shm"), (2, "shm"), (3, "tcp;ofi_rxm"),
+                                              (4, "shm")])  # fmt: skip
+def test_protocol_checks(mpirun_bin: str, np: int, provider: str) -> None:
+    env = base_env()
+    env["LOGGP_PROVIDER"] = provider
+    argv = mpirun_cmd(mpirun_bin, np, [str(kvs_bin("kvs_mpi_check"))], MPI_OWN_TRANSPORT, env)
+    proc = run(argv, env, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert f"kvs_mpi_check: {np} ranks, 0 failures" in proc.stdout
+
+
+class Brokers:
+    """mpirun -np N loggp-kvs-broker, up until stop(); sockets in sock_dir."""
+
+    def __init__(self, mpirun: str, np: int, sock_dir: Path, *extra: str) -> None:
+        self.np = np
+        self.sock_dir = sock_dir
+        env = base_env()
+        env["LOGGP_PROVIDER"] = "tcp;ofi_rxm"
+        argv = mpirun_cmd(
+            mpirun,
+            np,
+            [str(kvs_bin("loggp-kvs-broker")), "--socket-dir", str(sock_dir), *extra],
+            MPI_OWN_TRANSPORT,
+            env,
+        )
+        self.proc = subprocess.Popen(
+            argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            start_new_session=True,
+        )  # fmt: skip
+        lines: queue.Queue[str | None] = queue.Queue()
+
+        def pump() -> None:
+            assert self.proc.stdout is not None
+            for line in self.proc.stdout:
+                lines.put(line)
+            lines.put(None)
+
+        threading.Thread(target=pump, daemon=True).start()
+        deadline = time.monotonic() + READY_TIMEOUT
+        while True:
+            try:
+                line = lines.get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                self.kill()
+                raise AssertionError(f"brokers not ready within {READY_TIMEOUT:.0f} s") from None
+            if line is None:
+                err = self.proc.stderr.read() if self.proc.stderr else ""
+                raise AssertionError(f"brokers exited before ready:\n{err}")
+            if line.startswith("loggp-kvs-broker: ready"):
+                break
+
+    def sock(self, rank: int) -> str:
+        return str(self.sock_dir / f"kvs-{rank}.sock")
+
+    def pid(self, rank: int) -> int:
+        """The broker process of a rank (Open MPI puts the rank in its environment)."""
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit():
+                continue
+            try:
+                cmd = (entry / "cmdline").read_bytes().split(b"\0")
+                environ = (entry / "environ").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if (
+                cmd
+                and cmd[0].endswith(b"loggp-kvs-broker")
+                and str(self.sock_dir).encode() in cmd
+                and f"OMPI_COMM_WORLD_RANK={rank}".encode() in environ
+            ):
+                return int(entry.name)
+        raise AssertionError(f"no broker process of rank {rank}")
+
+    def stop(self) -> int:
+        """SIGTERM to mpirun, which forwards it; the exit status."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+        try:
+            return self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            raise AssertionError("brokers did not stop within 30 s of SIGTERM") from None
+
+    def kill(self) -> None:
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        self.proc.wait()
+
+
+@pytest.fixture
+def brokers(mpirun_bin: str, tmp_path: Path) -> Iterator[Brokers]:
+    b = Brokers(mpirun_bin, 3, tmp_path, "--sqlite", str(tmp_path / "root.db"),
+                "--timeout", "3")  # fmt: skip
+    try:
+        yield b
+    finally:
+        b.kill()
+
+
+def cli(sock: str, *args: str, timeout: float = CLI_TIMEOUT) -> subprocess.CompletedProcess[str]:
+    return run([str(kvs_bin("loggp-kvs")), "-S", sock, *args], base_env(), timeout=timeout)
+
+
+def test_put_get_ls_dump_across_ranks(brokers: Brokers) -> None:
+    long = "v" * 100  # over the 42-byte inline limit: stored by reference
+    put = cli(brokers.sock(0), "put", "job.a=1", "job.b.c=two", f"big={long}")
+    assert put.returncode == 0, put.stderr
+    assert int(put.stdout) == 1
+    for rank in (1, 2):
+        got = cli(brokers.sock(rank), "get", "job.b.c")
+        assert (got.returncode, got.stdout) == (0, "two\n"), got.stderr
+    assert cli(brokers.sock(2), "get", "big").stdout == long + "\n"
+    ls = cli(brokers.sock(1), "ls")
+    assert ls.stdout.split() == ["big", "job."]
+    dump = cli(brokers.sock(2), "dump", "job")
+    assert dump.stdout.splitlines() == ["job.a = 1", "job.b.c = two"]
+    assert cli(brokers.sock(1), "unlink", "job.a").returncode == 0
+    assert cli(brokers.sock(2), "get", "job.a").returncode == 1
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "message"),
+    [
+        (["get", "no.such"], 1, "not found"),
+        (["get", "a..b"], 1, "bad key 'a..b'"),
+        (["put", "novalue"], 2, "not KEY=VALUE"),
+        (["frobnicate"], 2, "unknown command 'frobnicate'"),
+        ([], 2, "no command"),
+    ],
+)
+def test_cli_errors_are_one_clear_line(
+    brokers: Brokers, args: list[str], code: int, message: str
+) -> None:
+    proc = cli(brokers.sock(1), *args)
+    assert proc.returncode == code, proc.stderr
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("loggp-kvs: ") and message in lines[0]
+
+
+def test_no_broker_is_exit_3(tmp_path: Path) -> None:
+    proc = cli(str(tmp_path / "none.sock"), "get", "a")
+    assert proc.returncode == 3 and "is loggp-kvs-broker running?" in proc.stderr
+
+
+def test_silent_root_fails_clients_within_the_timeout(brokers: Brokers) -> None:
+    assert cli(brokers.sock(0), "put", "deep.key=1").returncode == 0
+    root = brokers.pid(0)
+    os.kill(root, signal.SIGSTOP)
+    try:
+        t0 = time.monotonic()
+        proc = cli(brokers.sock(2), "get", "deep.key")
+        took = time.monotonic() - t0
+    finally:
+        os.kill(root, signal.SIGCONT)
+    assert proc.returncode == 1
+    assert "no answer from broker 0 (parent of broker 2)" in proc.stderr
+    assert 2.5 < took < 20, took  # the broker's --timeout is 3 s
+
+
+def test_dead_broker_is_a_clear_error(brokers: Brokers) -> None:
+    os.kill(brokers.pid(2), signal.SIGKILL)
+    proc = cli(brokers.sock(2), "get", "x")
+    assert proc.returncode == 3
+    assert "cannot connect" in proc.stderr or "closed the connection" in proc.stderr
+
+
+def test_root_restart_keeps_committed_data(mpirun_bin: str, tmp_path: Path) -> None:
+    db = tmp_path / "root.db"
+    first = Brokers(mpirun_bin, 2, tmp_path, "--sqlite", str(db))
+    try:
+        assert cli(first.sock(0), "put", "kept.a=alpha", "kept.b=beta").returncode == 0
+        assert cli(first.sock(1), "put", "kept.c=gamma").returncode == 0
+    finally:
+        first.stop()
+    second = Brokers(mpirun_bin, 2, tmp_path, "--sqlite", str(db))
+    try:
+        assert cli(second.sock(1), "version").stdout == "2\n"
+        dump = cli(second.sock(1), "dump")
+        assert dump.stdout.splitlines() == ["kept.a = alpha", "kept.b = beta", "kept.c = gamma"]
+    finally:
+        second.stop()
