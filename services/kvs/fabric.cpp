@@ -19,11 +19,12 @@ namespace kvs {
 namespace {
 
 constexpr uint64_t kTagCtrl = 1ULL << 62;
-constexpr uint64_t kTagBulk = 2ULL << 62;
 constexpr size_t kCtrlRecvs = 64;
 constexpr uint8_t kFrameInline = 0;
-constexpr uint8_t kFrameAnnounce = 1;
-constexpr size_t kAnnounceLen = 1 + 4 + 8;
+constexpr uint8_t kFrameFrag = 1;
+/* kind, sender's rank, message id, message length, offset of this piece */
+constexpr size_t kFragHeader = 1 + 4 + 4 + 4 + 4;
+constexpr size_t kFragData = Fabric::kCtrlMax - kFragHeader;
 /* Completions reaped per fi_cq_read call. */
 constexpr size_t kReapBatch = 16;
 
@@ -36,7 +37,7 @@ constexpr size_t kReapBatch = 16;
 } // namespace
 
 struct Fabric::Op {
-	enum class Kind { SEND, CTRL_RECV, BULK_RECV };
+	enum class Kind { SEND, CTRL_RECV };
 	struct fi_context2 ctx;	/* handed to libfabric; keys inflight_ */
 	Kind kind = Kind::SEND;
 	std::string buf;
@@ -164,16 +165,6 @@ void Fabric::post_recv(std::unique_ptr<Op> op)
 	inflight_[static_cast<Op *>(key)] = std::move(op);
 }
 
-void Fabric::post_bulk_recv(uint32_t src, uint64_t tag, size_t len)
-{
-	auto op = std::make_unique<Op>();
-	op->kind = Op::Kind::BULK_RECV;
-	op->buf.resize(len);
-	op->peer = src;
-	op->tag = tag;
-	post_recv(std::move(op));
-}
-
 int Fabric::try_send(Op &op)
 {
 	ssize_t ret = fi_tsend(ep_, op.buf.data(), op.buf.size(), nullptr, peers_[op.peer],
@@ -181,41 +172,43 @@ int Fabric::try_send(Op &op)
 	return static_cast<int>(ret);
 }
 
-void Fabric::send(uint32_t peer, std::string bytes)
+void Fabric::queue_frame(uint32_t peer, std::string frame)
 {
-	if (peer >= peers_.size())
-		throw Error(EINVAL, "send to broker " + std::to_string(peer) + " of " +
-					    std::to_string(peers_.size()));
-	std::string frame;
-	if (bytes.size() + 1 <= kCtrlMax) {
-		frame.reserve(bytes.size() + 1);
-		frame.push_back(static_cast<char>(kFrameInline));
-		frame.append(bytes);
-	} else {
-		uint64_t tag = kTagBulk | (static_cast<uint64_t>(rank_) << 32) | bulk_seq_++;
-		uint32_t len = static_cast<uint32_t>(bytes.size());
-		frame.resize(kAnnounceLen);
-		frame[0] = static_cast<char>(kFrameAnnounce);
-		std::memcpy(&frame[1], &len, sizeof len);
-		std::memcpy(&frame[5], &tag, sizeof tag);
-		auto bulk = std::make_unique<Op>();
-		bulk->buf = std::move(bytes);
-		bulk->peer = peer;
-		bulk->tag = tag;
-		auto ann = std::make_unique<Op>();
-		ann->buf = std::move(frame);
-		ann->peer = peer;
-		ann->tag = kTagCtrl;
-		queued_.push_back(std::move(ann));
-		queued_.push_back(std::move(bulk));
-		push_queue();
-		return;
-	}
 	auto op = std::make_unique<Op>();
 	op->buf = std::move(frame);
 	op->peer = peer;
 	op->tag = kTagCtrl;
 	queued_.push_back(std::move(op));
+}
+
+void Fabric::send(uint32_t peer, std::string bytes)
+{
+	if (peer >= peers_.size())
+		throw Error(EINVAL, "send to broker " + std::to_string(peer) + " of " +
+					    std::to_string(peers_.size()));
+	if (bytes.size() > UINT32_MAX)
+		throw Error(EFBIG, "broker message of " + std::to_string(bytes.size()) +
+					   " bytes (at most 4 GiB)");
+	if (bytes.size() + 1 <= kCtrlMax) {
+		std::string frame;
+		frame.reserve(bytes.size() + 1);
+		frame.push_back(static_cast<char>(kFrameInline));
+		frame.append(bytes);
+		queue_frame(peer, std::move(frame));
+	} else {
+		uint32_t id = frag_seq_++, total = static_cast<uint32_t>(bytes.size());
+		for (uint32_t off = 0; off < total; off += kFragData) {
+			uint32_t n = std::min<uint32_t>(kFragData, total - off);
+			std::string frame(kFragHeader, '\0');
+			frame[0] = static_cast<char>(kFrameFrag);
+			std::memcpy(&frame[1], &rank_, 4);
+			std::memcpy(&frame[5], &id, 4);
+			std::memcpy(&frame[9], &total, 4);
+			std::memcpy(&frame[13], &off, 4);
+			frame.append(bytes, off, n);
+			queue_frame(peer, std::move(frame));
+		}
+	}
 	push_queue();
 }
 
@@ -252,18 +245,9 @@ void Fabric::complete(Op *key, size_t len, const MsgFn &on_msg)
 		return;
 	std::unique_ptr<Op> op = std::move(it->second);
 	inflight_.erase(it);
-	switch (op->kind) {
-	case Op::Kind::SEND:
+	if (op->kind == Op::Kind::SEND) {
 		sends_inflight_--;
 		return;
-	case Op::Kind::BULK_RECV:
-		stats_.msgs_recvd++;
-		stats_.bytes_recvd += len;
-		op->buf.resize(len);
-		on_msg(std::move(op->buf));
-		return;
-	case Op::Kind::CTRL_RECV:
-		break;
 	}
 	stats_.msgs_recvd++;
 	stats_.bytes_recvd += len;
@@ -273,14 +257,30 @@ void Fabric::complete(Op *key, size_t len, const MsgFn &on_msg)
 		on_msg(std::move(msg));
 		return;
 	}
-	if (len == kAnnounceLen && op->buf[0] == static_cast<char>(kFrameAnnounce)) {
-		uint32_t blen;
-		uint64_t tag;
-		std::memcpy(&blen, &op->buf[1], sizeof blen);
-		std::memcpy(&tag, &op->buf[5], sizeof tag);
-		uint32_t src = static_cast<uint32_t>((tag >> 32) & 0x3fffffff);
+	if (len > kFragHeader && op->buf[0] == static_cast<char>(kFrameFrag)) {
+		uint32_t src, id, total, off;
+		std::memcpy(&src, &op->buf[1], 4);
+		std::memcpy(&id, &op->buf[5], 4);
+		std::memcpy(&total, &op->buf[9], 4);
+		std::memcpy(&off, &op->buf[13], 4);
+		size_t n = len - kFragHeader;
+		if (off > total || n > total - off) {
+			post_recv(std::move(op));
+			throw Error(EPROTO, "message piece at " + std::to_string(off) + "+" +
+						    std::to_string(n) + " beyond its length " +
+						    std::to_string(total));
+		}
+		Partial &p = partial_[(uint64_t(src) << 32) | id];
+		if (p.buf.empty())
+			p.buf.resize(total);
+		std::memcpy(p.buf.data() + off, op->buf.data() + kFragHeader, n);
+		p.got += n;
 		post_recv(std::move(op));
-		post_bulk_recv(src, tag, blen);
+		if (p.got < total)
+			return;
+		std::string msg = std::move(p.buf);
+		partial_.erase((uint64_t(src) << 32) | id);
+		on_msg(std::move(msg));
 		return;
 	}
 	post_recv(std::move(op));
@@ -315,12 +315,8 @@ void Fabric::complete_error(const MsgFn &on_msg, const ErrFn &on_err)
 		return;
 	/* A receive that failed (e.g. truncated) is re-posted; the sender
 	 * sees its own error, so the message is not silently lost. */
-	if (op->kind == Op::Kind::CTRL_RECV) {
-		post_recv(std::move(op));
-		on_err(UINT32_MAX, "receive failed: " + what);
-	} else {
-		on_err(op->peer, "bulk receive failed: " + what);
-	}
+	post_recv(std::move(op));
+	on_err(UINT32_MAX, "receive failed: " + what);
 	(void)on_msg;
 }
 

@@ -2,13 +2,13 @@
  * fabric.hpp: a broker's libfabric RDM endpoint (tagged messages).
  *
  * Every broker message travels as libfabric tagged sends, so FI_HOOK=loggp
- * delays them like any other traffic of the fabric beneath.  A message of at
- * most kCtrlMax bytes is one send with the control tag into one of the
- * receives posted in advance; a longer one is a small announcement on the
- * control tag followed by the payload on a tag of its own, for which the
- * receiver posts a buffer of the announced size (the provider holds it as
- * unexpected until then).  Messages between a pair of peers may be delivered
- * out of order (the protocol tolerates it).
+ * delays them like any other traffic of the fabric beneath.  Every send is at
+ * most kCtrlMax bytes, one of the receives posted in advance: a longer
+ * message goes as pieces that carry their offset and are reassembled by the
+ * receiver.  kCtrlMax is ofi_rxm's eager limit, so no send takes its
+ * rendezvous path (an unexpected rendezvous cost ~15 ms per message over
+ * tcp;ofi_rxm here).  Messages between a pair of peers may be delivered out
+ * of order (the protocol tolerates it).
  *
  * Threading: one thread (the broker's) calls everything; progress() never
  * blocks, the caller paces its polls.
@@ -71,7 +71,7 @@ public:
 private:
 	struct Op;
 	void post_recv(std::unique_ptr<Op> op);
-	void post_bulk_recv(uint32_t src, uint64_t tag, size_t len);
+	void queue_frame(uint32_t peer, std::string frame);
 	int try_send(Op &op);
 	void push_queue();
 	void complete(Op *op, size_t len, const MsgFn &on_msg);
@@ -92,7 +92,13 @@ private:
 	std::deque<std::unique_ptr<Op>> queued_;
 	std::deque<std::unique_ptr<Op>> recv_retry_;
 	size_t sends_inflight_ = 0;
-	uint32_t bulk_seq_ = 0;
+	struct Partial {
+		std::string buf;
+		size_t got = 0;
+	};
+	/* Messages in pieces, by sender rank << 32 | message id. */
+	std::unordered_map<uint64_t, Partial> partial_;
+	uint32_t frag_seq_ = 0;
 	FabricStats stats_;
 };
 
