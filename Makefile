@@ -17,7 +17,7 @@ endif
 DEB_PACKAGES = build-essential cmake ninja-build pkg-config \
 	libfabric-dev libfabric-bin openmpi-bin libopenmpi-dev \
 	python3-venv python3-dev prometheus prometheus-node-exporter \
-	libdpdk-dev dpdk iperf3 iproute2 iputils-ping ethtool \
+	libdpdk-dev dpdk dpdk-dev iperf3 iproute2 iputils-ping ethtool \
 	libssl-dev libsqlite3-dev nlohmann-json3-dev libgtest-dev
 
 .PHONY: all deps venv build test test-c test-py run clean

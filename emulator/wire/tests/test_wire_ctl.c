@@ -1,0 +1,370 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Unit tests of the control protocol: the flat JSON parser, request
+ * handling on a real wire_state, the knob hand-over grace period, the
+ * metrics text, and the control thread serving a real Unix socket and
+ * HTTP endpoint.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "wire_ctl.h"
+#include "wire_json.h"
+#include "wire_server.h"
+#include "wire_state.h"
+
+static char err[512];
+
+static int jparse(const char *s, struct wire_json_obj *o)
+{
+	return wire_json_parse(s, strlen(s), o, err, sizeof(err));
+}
+
+static void test_json(void)
+{
+	static struct wire_json_obj o;
+	const struct wire_json_member *m;
+
+	CHECK_EQ_INT(jparse(" {\"cmd\" : \"set\", \"port\":1, \"loss\":1.5e-3,"
+			    "\"a\":true,\"b\":null,\"s\":\"x\\\"\\u0041\\n\"} ",
+			    &o), 0);
+	CHECK_EQ_INT(o.n, 6);
+	m = wire_json_get(&o, "port");
+	CHECK(m && m->type == WIRE_JSON_NUMBER && !strcmp(m->text, "1"));
+	m = wire_json_get(&o, "loss");
+	CHECK(m && !strcmp(m->text, "1.5e-3"));
+	m = wire_json_get(&o, "s");
+	CHECK(m && m->type == WIRE_JSON_STRING && !strcmp(m->text, "x\"A\n"));
+	CHECK(wire_json_get(&o, "a")->type == WIRE_JSON_TRUE);
+	CHECK(wire_json_get(&o, "b")->type == WIRE_JSON_NULL);
+	CHECK_EQ_INT(jparse("{}", &o), 0);
+	CHECK_EQ_INT(o.n, 0);
+
+	CHECK_EQ_INT(jparse("", &o), -EINVAL);
+	CHECK(strstr(err, "expected '{'") != NULL);
+	CHECK_EQ_INT(jparse("{\"a\":{\"b\":1}}", &o), -EINVAL);
+	CHECK(strstr(err, "nested") != NULL);
+	CHECK_EQ_INT(jparse("{\"a\":[1]}", &o), -EINVAL);
+	CHECK_EQ_INT(jparse("{\"a\":1} x", &o), -EINVAL);
+	CHECK(strstr(err, "trailing") != NULL);
+	CHECK_EQ_INT(jparse("{\"a\":1,\"a\":2}", &o), -EINVAL);
+	CHECK(strstr(err, "duplicate") != NULL);
+	CHECK_EQ_INT(jparse("{\"a\":\"x}", &o), -EINVAL);
+	CHECK_EQ_INT(jparse("{\"a\":01}", &o), -EINVAL);
+	CHECK_EQ_INT(jparse("{\"a\":-}", &o), -EINVAL);
+	CHECK_EQ_INT(jparse("{\"a\":tru}", &o), -EINVAL);
+	CHECK_EQ_INT(jparse("{\"a\" 1}", &o), -EINVAL);
+	CHECK_EQ_INT(jparse("{\"a\":1,}", &o), -EINVAL);
+	CHECK(strncmp(err, "request is not a flat JSON object: ", 35) == 0);
+}
+
+static struct wire_buf out;
+
+static const char *req(struct wire_state *st, const char *line)
+{
+	wire_ctl_handle(st, line, strlen(line), &out);
+	CHECK(!strchr(wire_buf_str(&out), '\n'));
+	return wire_buf_str(&out);
+}
+
+#define CHECK_HAS(hay, needle) do {					\
+	const char *h_ = (hay);						\
+	if (!CHECK(strstr(h_, needle) != NULL))				\
+		fprintf(stderr, "    '%s' lacks '%s'\n", h_, needle);	\
+} while (0)
+
+static void test_requests(void)
+{
+	struct wire_state st;
+	struct wire_shape def, s;
+
+	wire_shape_default(&def);
+	CHECK_EQ_INT(wire_state_init(&st, WIRE_MODE_SWITCH, 2, &def, 8192), 0);
+	snprintf(st.ports[0].name, sizeof(st.ports[0].name), "net_af_packet0");
+
+	CHECK_HAS(req(&st, "{\"cmd\":\"get\"}"),
+		  "{\"ok\":true,\"mode\":\"switch\",\"ports\":[{\"port\":0,"
+		  "\"name\":\"net_af_packet0\",\"latency_ns\":0,");
+	CHECK_HAS(wire_buf_str(&out), "\"loss\":0.0}");
+	CHECK_HAS(wire_buf_str(&out), "{\"port\":1,\"name\":\"port1\"");
+
+	/* one port, several knobs */
+	CHECK_HAS(req(&st, "{\"cmd\":\"set\",\"port\":1,\"latency\":\"1ms\","
+		      "\"bandwidth\":\"100Mbit/s\",\"queue_pkts\":1000,"
+		      "\"loss\":0.5,\"burst\":3000}"),
+		  "{\"ok\":true,\"ports\":[{\"port\":1,");
+	CHECK_HAS(wire_buf_str(&out), "\"latency_ns\":1000000");
+	wire_state_get(&st.ports[1], &s);
+	CHECK_EQ_U64(s.latency_ns, 1000000);
+	CHECK_EQ_U64(s.bulk_gap_fs, 80000000);
+	CHECK_EQ_U64(s.queue_pkts, 1000);
+	CHECK_EQ_U64(s.burst_bytes, 3000);
+	CHECK(s.loss == 0.5);
+	wire_state_get(&st.ports[0], &s);
+	CHECK_EQ_U64(s.latency_ns, 0);
+
+	/* all ports; untouched knobs keep their value */
+	CHECK_HAS(req(&st, "{\"cmd\":\"set\",\"jitter\":\"5us\"}"),
+		  "\"ok\":true");
+	wire_state_get(&st.ports[1], &s);
+	CHECK_EQ_U64(s.jitter_ns, 5000);
+	CHECK_EQ_U64(s.latency_ns, 1000000);
+	wire_state_get(&st.ports[0], &s);
+	CHECK_EQ_U64(s.jitter_ns, 5000);
+
+	/* errors: connection-level state is untouched */
+	CHECK_HAS(req(&st, "{\"cmd\":\"set\",\"port\":5,\"latency\":\"1ms\"}"),
+		  "{\"ok\":false,\"error\":\"port 5 out of range: this wire has "
+		  "ports 0 to 1\"}");
+	CHECK_HAS(req(&st, "{\"cmd\":\"set\",\"port\":-1}"), "out of range");
+	CHECK_HAS(req(&st, "{\"cmd\":\"set\",\"port\":\"1\"}"),
+		  "port must be an integer");
+	CHECK_HAS(req(&st, "{\"cmd\":\"set\",\"latency\":\"-5us\"}"),
+		  "bad value '-5us' for latency: expected <number>{ns|us|ms|s}");
+	CHECK_HAS(req(&st, "{\"cmd\":\"set\",\"latency\":5}"),
+		  "latency must be a string with a unit");
+	CHECK_HAS(req(&st, "{\"cmd\":\"set\",\"queue_pkts\":\"5\"}"),
+		  "queue_pkts must be a JSON number");
+	CHECK_HAS(req(&st, "{\"cmd\":\"set\",\"queue_pkts\":9000}"),
+		  "queue_pkts 9000 exceeds the delay line of port 0");
+	CHECK_HAS(req(&st, "{\"cmd\":\"set\",\"queue_pkts\":1.5}"),
+		  "bad value '1.5' for queue_pkts");
+	CHECK_HAS(req(&st, "{\"cmd\":\"set\",\"bandwidth\":\"1Gbit/s\","
+		      "\"bulk_gap\":\"1ns/B\"}"), "not both");
+	CHECK_HAS(req(&st, "{\"cmd\":\"set\",\"overhead\":\"1us\"}"),
+		  "unknown key 'overhead' for set: expected port, latency,");
+	CHECK_HAS(req(&st, "{\"cmd\":\"set\",\"loss\":2}"),
+		  "bad value '2' for loss");
+	CHECK_HAS(req(&st, "{\"cmd\":\"reboot\"}"),
+		  "unknown cmd 'reboot': expected set, get or stats");
+	CHECK_HAS(req(&st, "{\"port\":1}"), "missing \\\"cmd\\\"");
+	CHECK_HAS(req(&st, "{\"cmd\":\"get\",\"port\":1}"),
+		  "unknown key 'port' for get");
+	CHECK_HAS(req(&st, "latency=1ms"), "request is not a flat JSON object");
+	/* a set with one bad knob changes nothing */
+	CHECK_HAS(req(&st, "{\"cmd\":\"set\",\"latency\":\"7ms\","
+		      "\"gap\":\"x\"}"), "\"ok\":false");
+	wire_state_get(&st.ports[0], &s);
+	CHECK_EQ_U64(s.latency_ns, 0);
+
+	wire_stat_add(&st.ports[1].stats.rx_pkts, 3);
+	wire_stats_tx(&st.ports[1].stats, 100, 500);		/* <= 1 us */
+	wire_stats_tx(&st.ports[1].stats, 100, 2000000);	/* 2 ms */
+	wire_stat_add(&st.ports[1].stats.drop_queue, 4);
+	CHECK_HAS(req(&st, "{\"cmd\":\"stats\"}"),
+		  "{\"port\":1,\"name\":\"port1\",\"rx_pkts\":3,\"rx_bytes\":0,"
+		  "\"tx_pkts\":2,\"tx_bytes\":200,\"drops\":{\"queue\":4,"
+		  "\"loss\":0,\"tx\":0,\"rx\":0}");
+	CHECK_HAS(wire_buf_str(&out), "\"delay_hist_us\":{\"le_1\":1,"
+		  "\"le_10\":1,\"le_100\":1,\"le_1000\":1,\"le_10000\":2,"
+		  "\"inf\":2}");
+
+	wire_buf_reset(&out);
+	wire_ctl_metrics(&st, &out);
+	CHECK_HAS(wire_buf_str(&out), "# TYPE loggp_wire_rx_packets_total "
+		  "counter\nloggp_wire_rx_packets_total{port=\"0\"} 0\n"
+		  "loggp_wire_rx_packets_total{port=\"1\"} 3\n");
+	CHECK_HAS(wire_buf_str(&out),
+		  "loggp_wire_drops_total{port=\"1\",cause=\"queue\"} 4\n");
+	CHECK_HAS(wire_buf_str(&out), "loggp_wire_added_delay_seconds_bucket"
+		  "{port=\"1\",le=\"0.001\"} 1\n");
+	CHECK_HAS(wire_buf_str(&out), "loggp_wire_added_delay_seconds_bucket"
+		  "{port=\"1\",le=\"+Inf\"} 2\n");
+	CHECK_HAS(wire_buf_str(&out),
+		  "loggp_wire_latency_seconds{port=\"1\"} 0.001000000\n");
+	CHECK_HAS(wire_buf_str(&out),
+		  "loggp_wire_bandwidth_bytes_per_second{port=\"1\"} 12500000\n");
+	wire_state_fini(&st);
+}
+
+/* A stand-in forwarding lcore: reads knobs and ends iterations. */
+static void *fake_lcore(void *arg)
+{
+	struct wire_state *st = arg;
+	volatile uint64_t sink = 0;
+
+	while (atomic_load(&st->lcore_active)) {
+		sink += wire_state_shape(&st->ports[0])->latency_ns;
+		wire_state_quiescent(st);
+	}
+	return NULL;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void test_grace(void)
+{
+	struct wire_state st;
+	struct wire_shape def, s;
+	pthread_t th;
+	double t0;
+	int i;
+
+	wire_shape_default(&def);
+	CHECK_EQ_INT(wire_state_init(&st, WIRE_MODE_PAIR, 2, &def, 100), 0);
+	atomic_store(&st.lcore_active, 1);
+	CHECK_EQ_INT(pthread_create(&th, NULL, fake_lcore, &st), 0);
+	for (i = 0; i < 1000; i++) {
+		s = def;
+		s.latency_ns = (uint64_t)i;
+		CHECK_EQ_INT(wire_state_publish(&st, 0, &s), 0);
+	}
+	CHECK(st.retired == NULL);	/* every old struct was freed */
+	atomic_store(&st.lcore_active, 0);
+	pthread_join(th, NULL);
+	wire_state_get(&st.ports[0], &s);
+	CHECK_EQ_U64(s.latency_ns, 999);
+
+	/* an lcore that never ends its iteration: retire, do not free */
+	atomic_store(&st.lcore_active, 1);
+	t0 = now_s();
+	CHECK_EQ_INT(wire_state_publish(&st, 1, &def), 0);
+	CHECK(now_s() - t0 >= 0.9);
+	CHECK(st.retired != NULL);
+	atomic_store(&st.lcore_active, 0);
+	CHECK_EQ_INT(wire_state_publish(&st, 9, &def), -EINVAL);
+	wire_state_fini(&st);
+}
+
+/* Read one line (up to '\n') with a 5 s receive timeout. */
+static int read_line(int fd, char *buf, size_t len)
+{
+	size_t n = 0;
+	ssize_t r;
+
+	while (n + 1 < len) {
+		r = read(fd, buf + n, 1);
+		if (r <= 0)
+			return -1;
+		if (buf[n] == '\n')
+			break;
+		n++;
+	}
+	buf[n] = '\0';
+	return 0;
+}
+
+static int send_str(int fd, const char *s)
+{
+	return write(fd, s, strlen(s)) == (ssize_t)strlen(s);
+}
+
+static void set_timeout(int fd)
+{
+	struct timeval tv = { 5, 0 };
+
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+}
+
+static void test_server(void)
+{
+	struct sockaddr_un su = { .sun_family = AF_UNIX };
+	struct sockaddr_in si = { .sin_family = AF_INET };
+	struct wire_server *srv = NULL;
+	struct wire_state st;
+	struct wire_shape def;
+	char line[4096], *resp;
+	uint16_t port = 0;
+	size_t n = 0;
+	ssize_t r;
+	int fd, fd2;
+
+	wire_shape_default(&def);
+	def.queue_pkts = 64;
+	CHECK_EQ_INT(wire_state_init(&st, WIRE_MODE_SWITCH, 2, &def, 64), 0);
+	snprintf(su.sun_path, sizeof(su.sun_path), "/tmp/test_wire_ctl.%d/c.sock",
+		 (int)getpid());
+	if (!CHECK(wire_server_start(&srv, &st, su.sun_path,
+						"127.0.0.1", 0, &port, err,
+						sizeof(err)) == 0)) {
+		fprintf(stderr, "    %s\n", err);
+		wire_state_fini(&st);
+		return;
+	}
+	CHECK(port != 0);
+
+	/* two requests on one connection, and a second client at once */
+	fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	fd2 = socket(AF_UNIX, SOCK_STREAM, 0);
+	set_timeout(fd);
+	set_timeout(fd2);
+	CHECK_EQ_INT(connect(fd, (struct sockaddr *)&su, sizeof(su)), 0);
+	CHECK_EQ_INT(connect(fd2, (struct sockaddr *)&su, sizeof(su)), 0);
+	CHECK(send_str(fd, "{\"cmd\":\"set\",\"port\":1,\"latency\":\"2ms\"}\n"
+		       "{\"cmd\":\"nope\"}\r\n"));
+	CHECK(send_str(fd2, "{\"cmd\":\"get\"}\n"));
+	CHECK_EQ_INT(read_line(fd, line, sizeof(line)), 0);
+	CHECK(strstr(line, "\"ok\":true") && strstr(line, "2000000"));
+	CHECK_EQ_INT(read_line(fd, line, sizeof(line)), 0);
+	CHECK(strstr(line, "unknown cmd 'nope'") != NULL);
+	CHECK_EQ_INT(read_line(fd2, line, sizeof(line)), 0);
+	CHECK(strstr(line, "\"mode\":\"switch\"") != NULL);
+	/* the connection stays usable after an error */
+	CHECK(send_str(fd, "{\"cmd\":\"stats\"}\n"));
+	CHECK_EQ_INT(read_line(fd, line, sizeof(line)), 0);
+	CHECK(strstr(line, "\"drops\"") != NULL);
+	close(fd);
+	close(fd2);
+
+	/* a second server on the same live socket is refused */
+	{
+		struct wire_server *srv2 = NULL;
+
+		CHECK_EQ_INT(wire_server_start(&srv2, &st, su.sun_path, "", 0,
+					       NULL, err, sizeof(err)),
+			     -EADDRINUSE);
+		CHECK(strstr(err, "in use") != NULL);
+	}
+
+	fd = socket(AF_INET, SOCK_STREAM, 0);
+	set_timeout(fd);
+	si.sin_port = htons(port);
+	si.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	CHECK_EQ_INT(connect(fd, (struct sockaddr *)&si, sizeof(si)), 0);
+	CHECK(send_str(fd, "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n"));
+	resp = malloc(1 << 16);
+	while (resp && n + 1 < (1 << 16) &&
+	       (r = read(fd, resp + n, (1 << 16) - 1 - n)) > 0)
+		n += (size_t)r;
+	if (resp) {
+		resp[n] = '\0';
+		CHECK(!strncmp(resp, "HTTP/1.0 200 OK\r\n", 17));
+		CHECK(strstr(resp, "version=0.0.4") != NULL);
+		CHECK(strstr(resp, "loggp_wire_latency_seconds{port=\"1\"} "
+			     "0.002000000") != NULL);
+	}
+	free(resp);
+	close(fd);
+
+	wire_server_stop(srv);
+	CHECK(access(su.sun_path, F_OK) != 0);	/* socket file removed */
+	*strrchr(su.sun_path, '/') = '\0';
+	rmdir(su.sun_path);
+	wire_state_fini(&st);
+}
+
+int main(void)
+{
+	wire_buf_init(&out);
+	test_json();
+	test_requests();
+	test_grace();
+	test_server();
+	wire_buf_fini(&out);
+	return check_done("test_wire_ctl");
+}

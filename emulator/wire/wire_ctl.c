@@ -1,0 +1,392 @@
+/* SPDX-License-Identifier: MIT */
+/* Control requests, JSON documents and Prometheus metrics (see wire_ctl.h). */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "wire_ctl.h"
+#include "wire_json.h"
+
+#define WIRE_CTL_ERRLEN	512
+
+static void wire_ctl_error(struct wire_buf *out, const char *msg)
+{
+	wire_buf_reset(out);
+	wire_buf_printf(out, "{\"ok\":false,\"error\":");
+	wire_buf_json_str(out, msg);
+	wire_buf_printf(out, "}");
+}
+
+static void wire_ctl_port_config(struct wire_state *st, unsigned int i,
+				 struct wire_buf *b)
+{
+	struct wire_shape s;
+
+	wire_state_get(&st->ports[i], &s);
+	wire_buf_printf(b, "{\"port\":%u,\"name\":", i);
+	wire_buf_json_str(b, st->ports[i].name);
+	wire_buf_printf(b, ",\"latency_ns\":%" PRIu64 ",\"jitter_ns\":%" PRIu64
+			",\"gap_ns\":%" PRIu64 ",\"bulk_gap_fs\":%" PRIu64
+			",\"burst_bytes\":%" PRIu64 ",\"queue_pkts\":%" PRIu64
+			",\"queue_bytes\":%" PRIu64 ",\"queue_capacity\":%u"
+			",\"loss\":",
+			s.latency_ns, s.jitter_ns, s.gap_ns, s.bulk_gap_fs,
+			s.burst_bytes, s.queue_pkts, s.queue_bytes,
+			st->ports[i].capacity);
+	wire_buf_json_double(b, s.loss);
+	wire_buf_printf(b, "}");
+}
+
+void wire_ctl_config_json(struct wire_state *st, struct wire_buf *b)
+{
+	unsigned int i;
+
+	wire_buf_printf(b, "[");
+	for (i = 0; i < st->nports; i++) {
+		if (i)
+			wire_buf_printf(b, ",");
+		wire_ctl_port_config(st, i, b);
+	}
+	wire_buf_printf(b, "]");
+}
+
+void wire_ctl_stats_json(struct wire_state *st, struct wire_buf *b)
+{
+	static const char *const bins[WIRE_HIST_BINS] = {
+		"le_1", "le_10", "le_100", "le_1000", "le_10000", "inf"
+	};
+	struct wire_stats s;
+	uint64_t cum;
+	unsigned int i, k;
+
+	wire_buf_printf(b, "[");
+	for (i = 0; i < st->nports; i++) {
+		wire_stats_read(&st->ports[i].stats, &s);
+		wire_buf_printf(b, "%s{\"port\":%u,\"name\":", i ? "," : "", i);
+		wire_buf_json_str(b, st->ports[i].name);
+		wire_buf_printf(b, ",\"rx_pkts\":%" PRIu64 ",\"rx_bytes\":%" PRIu64
+				",\"tx_pkts\":%" PRIu64 ",\"tx_bytes\":%" PRIu64
+				",\"drops\":{\"queue\":%" PRIu64 ",\"loss\":%"
+				PRIu64 ",\"tx\":%" PRIu64 ",\"rx\":%" PRIu64 "}"
+				",\"queue_depth_pkts\":%" PRIu64
+				",\"queue_depth_bytes\":%" PRIu64
+				",\"queue_depth_max\":%" PRIu64
+				",\"delay_sum_ns\":%" PRIu64 ",\"delay_hist_us\":{",
+				s.rx_pkts, s.rx_bytes, s.tx_pkts, s.tx_bytes,
+				s.drop_queue, s.drop_loss, s.drop_tx, s.drop_rx,
+				s.queue_pkts, s.queue_bytes, s.queue_max,
+				s.delay_sum_ns);
+		/* cumulative, like Prometheus buckets: le_10 counts <= 10 us */
+		for (cum = 0, k = 0; k < WIRE_HIST_BINS; k++) {
+			cum += s.hist[k];
+			wire_buf_printf(b, "%s\"%s\":%" PRIu64, k ? "," : "",
+					bins[k], cum);
+		}
+		wire_buf_printf(b, "}}");
+	}
+	wire_buf_printf(b, "]");
+}
+
+void wire_ctl_totals_json(struct wire_state *st, struct wire_buf *b)
+{
+	wire_buf_printf(b, "{\"mode\":\"%s\",\"ports\":",
+			wire_mode_name(st->mode));
+	wire_ctl_stats_json(st, b);
+	wire_buf_printf(b, "}");
+}
+
+/* Parse "port": an integer index of an existing port. */
+static int wire_ctl_port(struct wire_state *st, const struct wire_json_member *m,
+			 unsigned int *port, char *err, size_t errlen)
+{
+	char *end;
+	long long v;
+
+	if (m->type != WIRE_JSON_NUMBER) {
+		snprintf(err, errlen, "port must be an integer from 0 to %u, "
+			 "not %s", st->nports - 1, wire_json_type_name(m->type));
+		return -EINVAL;
+	}
+	errno = 0;
+	v = strtoll(m->text, &end, 10);
+	if (*end || errno || v < 0 || v >= (long long)st->nports) {
+		snprintf(err, errlen, "port %s out of range: this wire has "
+			 "ports 0 to %u", m->text, st->nports - 1);
+		return -EINVAL;
+	}
+	*port = (unsigned int)v;
+	return 0;
+}
+
+/* Apply one knob member to s; checks the JSON type of the value first. */
+static int wire_ctl_knob(const struct wire_json_member *m, int k,
+			 struct wire_shape *s, char *err, size_t errlen)
+{
+	enum wire_knob_kind kind = wire_knob_kind(k);
+
+	if (kind == WIRE_KIND_UNIT && m->type != WIRE_JSON_STRING) {
+		snprintf(err, errlen, "%s must be a string with a unit, e.g. "
+			 "\"%s\", not %s", m->key,
+			 k == WIRE_KNOB_BANDWIDTH ? "100Mbit/s" :
+			 k == WIRE_KNOB_BULK_GAP ? "0.08ns/B" : "1ms",
+			 wire_json_type_name(m->type));
+		return -EINVAL;
+	}
+	if (kind != WIRE_KIND_UNIT && m->type != WIRE_JSON_NUMBER) {
+		snprintf(err, errlen, "%s must be a JSON number, e.g. %s, not %s",
+			 m->key, kind == WIRE_KIND_PROB ? "0.01" : "8192",
+			 wire_json_type_name(m->type));
+		return -EINVAL;
+	}
+	return wire_shape_parse(s, k, m->key, m->text, err, errlen);
+}
+
+static void wire_ctl_set(struct wire_state *st, const struct wire_json_obj *o,
+			 struct wire_buf *out)
+{
+	struct wire_shape s[1];
+	char err[WIRE_CTL_ERRLEN];
+	unsigned int port = 0, first, last, i, j;
+	const struct wire_json_member *m;
+	int all = 1, k;
+
+	m = wire_json_get(o, "port");
+	if (m) {
+		if (wire_ctl_port(st, m, &port, err, sizeof(err)))
+			goto err;
+		all = 0;
+	}
+	if (wire_json_get(o, "bandwidth") && wire_json_get(o, "bulk_gap")) {
+		snprintf(err, sizeof(err), "bandwidth and bulk_gap set the same "
+			 "knob: give one of them, not both");
+		goto err;
+	}
+	for (j = 0; j < o->n; j++) {
+		m = &o->m[j];
+		if (!strcmp(m->key, "cmd") || !strcmp(m->key, "port"))
+			continue;
+		if (wire_knob_by_key(m->key) < 0) {
+			snprintf(err, sizeof(err), "unknown key '%.40s' for set: "
+				 "expected port, %s", m->key, wire_knob_keys());
+			goto err;
+		}
+	}
+	first = all ? 0 : port;
+	last = all ? st->nports - 1 : port;
+	/* Validate against every target port before changing any. */
+	for (i = first; i <= last; i++) {
+		wire_state_get(&st->ports[i], s);
+		for (j = 0; j < o->n; j++) {
+			k = wire_knob_by_key(o->m[j].key);
+			if (k >= 0 && wire_ctl_knob(&o->m[j], k, s, err,
+						    sizeof(err)))
+				goto err;
+		}
+		if (s->queue_pkts > st->ports[i].capacity) {
+			snprintf(err, sizeof(err), "queue_pkts %" PRIu64
+				 " exceeds the delay line of port %u: at most "
+				 "%u (fixed at start by --queue-pkts or "
+				 "--queue-capacity)", s->queue_pkts, i,
+				 st->ports[i].capacity);
+			goto err;
+		}
+	}
+	for (i = first; i <= last; i++) {
+		wire_state_get(&st->ports[i], s);
+		for (j = 0; j < o->n; j++) {
+			k = wire_knob_by_key(o->m[j].key);
+			if (k >= 0)
+				wire_ctl_knob(&o->m[j], k, s, err, sizeof(err));
+		}
+		if (wire_state_publish(st, i, s)) {
+			snprintf(err, sizeof(err), "out of memory applying set "
+				 "to port %u", i);
+			goto err;
+		}
+	}
+	wire_buf_printf(out, "{\"ok\":true,\"ports\":[");
+	for (i = first; i <= last; i++) {
+		if (i != first)
+			wire_buf_printf(out, ",");
+		wire_ctl_port_config(st, i, out);
+	}
+	wire_buf_printf(out, "]}");
+	return;
+err:
+	wire_ctl_error(out, err);
+}
+
+static int wire_ctl_only_cmd(const struct wire_json_obj *o, const char *cmd,
+			     char *err, size_t errlen)
+{
+	unsigned int j;
+
+	for (j = 0; j < o->n; j++)
+		if (strcmp(o->m[j].key, "cmd")) {
+			snprintf(err, errlen, "unknown key '%.40s' for %s: it "
+				 "takes no other keys", o->m[j].key, cmd);
+			return -EINVAL;
+		}
+	return 0;
+}
+
+void wire_ctl_handle(struct wire_state *st, const char *line, size_t len,
+		     struct wire_buf *out)
+{
+	struct wire_json_obj *o;
+	const struct wire_json_member *cmd;
+	char err[WIRE_CTL_ERRLEN];
+
+	wire_buf_reset(out);
+	o = malloc(sizeof(*o));
+	if (!o) {
+		wire_ctl_error(out, "out of memory");
+		return;
+	}
+	if (wire_json_parse(line, len, o, err, sizeof(err)))
+		goto err;
+	cmd = wire_json_get(o, "cmd");
+	if (!cmd || cmd->type != WIRE_JSON_STRING) {
+		snprintf(err, sizeof(err), "missing \"cmd\": expected "
+			 "{\"cmd\":\"set\"|\"get\"|\"stats\", ...}");
+		goto err;
+	}
+	if (!strcmp(cmd->text, "set")) {
+		wire_ctl_set(st, o, out);
+	} else if (!strcmp(cmd->text, "get")) {
+		if (wire_ctl_only_cmd(o, "get", err, sizeof(err)))
+			goto err;
+		wire_buf_printf(out, "{\"ok\":true,\"mode\":\"%s\",\"ports\":",
+				wire_mode_name(st->mode));
+		wire_ctl_config_json(st, out);
+		wire_buf_printf(out, "}");
+	} else if (!strcmp(cmd->text, "stats")) {
+		if (wire_ctl_only_cmd(o, "stats", err, sizeof(err)))
+			goto err;
+		wire_buf_printf(out, "{\"ok\":true,\"ports\":");
+		wire_ctl_stats_json(st, out);
+		wire_buf_printf(out, "}");
+	} else {
+		snprintf(err, sizeof(err), "unknown cmd '%.40s': expected set, "
+			 "get or stats", cmd->text);
+		goto err;
+	}
+	free(o);
+	if (wire_buf_failed(out))
+		wire_ctl_error(out, "out of memory");
+	return;
+err:
+	free(o);
+	wire_ctl_error(out, err);
+}
+
+static void wire_prom_head(struct wire_buf *b, const char *name,
+			   const char *type, const char *help)
+{
+	wire_buf_printf(b, "# HELP loggp_wire_%s %s\n# TYPE loggp_wire_%s %s\n",
+			name, help, name, type);
+}
+
+#define WIRE_PROM_PORTS(b, st, name, type, help, fmt, expr)		\
+	do {								\
+		wire_prom_head(b, name, type, help);			\
+		for (i = 0; i < (st)->nports; i++) {			\
+			wire_stats_read(&(st)->ports[i].stats, &s);	\
+			wire_state_get(&(st)->ports[i], &sh);		\
+			wire_buf_printf(b, "loggp_wire_" name		\
+					"{port=\"%u\"} " fmt "\n", i, expr); \
+		}							\
+	} while (0)
+
+void wire_ctl_metrics(struct wire_state *st, struct wire_buf *b)
+{
+	static const char *const causes[] = { "queue", "loss", "tx", "rx" };
+	struct wire_shape sh;
+	struct wire_stats s;
+	unsigned int i, c, k;
+	uint64_t cum;
+
+	WIRE_PROM_PORTS(b, st, "rx_packets_total", "counter",
+			"Packets received on the port (from its host).",
+			"%" PRIu64, s.rx_pkts);
+	WIRE_PROM_PORTS(b, st, "rx_bytes_total", "counter",
+			"Frame bytes (Ethernet header + payload) received.",
+			"%" PRIu64, s.rx_bytes);
+	WIRE_PROM_PORTS(b, st, "tx_packets_total", "counter",
+			"Packets sent out of the port (to its host).",
+			"%" PRIu64, s.tx_pkts);
+	WIRE_PROM_PORTS(b, st, "tx_bytes_total", "counter",
+			"Frame bytes (Ethernet header + payload) sent.",
+			"%" PRIu64, s.tx_bytes);
+	wire_prom_head(b, "drops_total", "counter",
+		       "Packets dropped, by cause: queue/loss/tx at the port's "
+		       "egress, rx in its RX ring.");
+	for (i = 0; i < st->nports; i++) {
+		uint64_t v[4];
+
+		wire_stats_read(&st->ports[i].stats, &s);
+		v[0] = s.drop_queue;
+		v[1] = s.drop_loss;
+		v[2] = s.drop_tx;
+		v[3] = s.drop_rx;
+		for (c = 0; c < 4; c++)
+			wire_buf_printf(b, "loggp_wire_drops_total{port=\"%u\","
+					"cause=\"%s\"} %" PRIu64 "\n", i,
+					causes[c], v[c]);
+	}
+	WIRE_PROM_PORTS(b, st, "queue_depth_packets", "gauge",
+			"Packets in the port's delay line.",
+			"%" PRIu64, s.queue_pkts);
+	WIRE_PROM_PORTS(b, st, "queue_depth_bytes", "gauge",
+			"Bytes in the port's delay line.",
+			"%" PRIu64, s.queue_bytes);
+	WIRE_PROM_PORTS(b, st, "queue_depth_max_packets", "gauge",
+			"Deepest the port's delay line has been.",
+			"%" PRIu64, s.queue_max);
+	wire_prom_head(b, "added_delay_seconds", "histogram",
+		       "Time packets spent in the wire (arrival to send).");
+	for (i = 0; i < st->nports; i++) {
+		wire_stats_read(&st->ports[i].stats, &s);
+		for (cum = 0, k = 0; k < WIRE_HIST_BINS; k++) {
+			cum += s.hist[k];
+			if (k < WIRE_HIST_BINS - 1)
+				wire_buf_printf(b, "loggp_wire_added_delay_"
+						"seconds_bucket{port=\"%u\","
+						"le=\"%g\"} %" PRIu64 "\n", i,
+						wire_hist_le_us[k] * 1e-6, cum);
+			else
+				wire_buf_printf(b, "loggp_wire_added_delay_"
+						"seconds_bucket{port=\"%u\","
+						"le=\"+Inf\"} %" PRIu64 "\n",
+						i, cum);
+		}
+		wire_buf_printf(b, "loggp_wire_added_delay_seconds_sum"
+				"{port=\"%u\"} %.9f\n", i,
+				(double)s.delay_sum_ns * 1e-9);
+		wire_buf_printf(b, "loggp_wire_added_delay_seconds_count"
+				"{port=\"%u\"} %" PRIu64 "\n", i, cum);
+	}
+	WIRE_PROM_PORTS(b, st, "latency_seconds", "gauge",
+			"Configured added latency of the port's egress.",
+			"%.9f", (double)sh.latency_ns * 1e-9);
+	WIRE_PROM_PORTS(b, st, "jitter_seconds", "gauge",
+			"Configured jitter of the port's egress.",
+			"%.9f", (double)sh.jitter_ns * 1e-9);
+	WIRE_PROM_PORTS(b, st, "gap_seconds", "gauge",
+			"Configured minimum gap between departures.",
+			"%.9f", (double)sh.gap_ns * 1e-9);
+	WIRE_PROM_PORTS(b, st, "bandwidth_bytes_per_second", "gauge",
+			"Configured bandwidth limit of frame bytes (0: none).",
+			"%.0f", sh.bulk_gap_fs ? 1e15 / (double)sh.bulk_gap_fs
+					       : 0.0);
+	WIRE_PROM_PORTS(b, st, "loss_probability", "gauge",
+			"Configured random loss probability.", "%g", sh.loss);
+	WIRE_PROM_PORTS(b, st, "queue_limit_packets", "gauge",
+			"Configured tail-drop limit in packets.",
+			"%" PRIu64, sh.queue_pkts);
+	WIRE_PROM_PORTS(b, st, "queue_limit_bytes", "gauge",
+			"Configured tail-drop limit in bytes.",
+			"%" PRIu64, sh.queue_bytes);
+}

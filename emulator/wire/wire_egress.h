@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Egress shaping of one port: loss, queue limits, pacing and delay.
+ *
+ * For a packet of n bytes arriving at t for egress port p (knobs s):
+ *   1. with probability s->loss it is dropped (WIRE_DROP_LOSS);
+ *   2. if the delay line would then hold more than s->queue_pkts packets
+ *      or s->queue_bytes bytes it is tail-dropped (WIRE_DROP_QUEUE);
+ *   3. it may depart at d = max(t, tat + c - tau, last_d + gap): a
+ *      token bucket of depth max(burst, n) bytes refilled at 1/bulk_gap
+ *      bytes per second, written as GCRA (tat = theoretical arrival
+ *      time, c = n * bulk_gap, tau = max(burst * bulk_gap, c)); then
+ *      tat = max(tat, d) + c.  So an idle port lets exactly burst bytes
+ *      through at once, and the long-run rate is exactly 1/bulk_gap;
+ *   4. it is released at r = d + latency + j, j uniform in
+ *      [-jitter, +jitter] (r >= d), and unless reordering is allowed,
+ *      r = max(r, previous r), so jitter never reorders packets.
+ * Dropped packets consume no tokens.  Knob changes apply to packets
+ * admitted afterwards; packets already in the line keep their r.
+ *
+ * n is the Ethernet frame as the port sees it: header + payload, no
+ * preamble, FCS or inter-frame gap (af_packet never shows those).
+ *
+ * All times are nanoseconds on one monotonic clock; only the forwarding
+ * lcore uses an egress (no locking).
+ */
+#ifndef WIRE_EGRESS_H
+#define WIRE_EGRESS_H
+
+#include <stdint.h>
+
+#include "wire_dline.h"
+#include "wire_shape.h"
+
+enum wire_verdict {
+	WIRE_ADMIT,
+	WIRE_DROP_LOSS,
+	WIRE_DROP_QUEUE,
+};
+
+struct wire_egress {
+	struct wire_dline line;
+	unsigned __int128 tat_fs;	/* GCRA state, femtoseconds */
+	uint64_t last_depart_ns;
+	uint64_t last_release_ns;
+	uint64_t rng;
+	int departed;		/* last_depart_ns is valid */
+	int reorder;		/* jitter may reorder packets */
+};
+
+/* cap: largest queue_pkts allowed.  Returns 0, -EINVAL or -ENOMEM. */
+int wire_egress_init(struct wire_egress *e, uint32_t cap, uint64_t seed,
+		     int reorder);
+void wire_egress_fini(struct wire_egress *e);
+
+/*
+ * Shape one packet; on WIRE_ADMIT it is in the delay line with its
+ * release time in *release_ns (may be NULL).
+ */
+enum wire_verdict wire_egress_admit(struct wire_egress *e,
+				    const struct wire_shape *s, uint64_t now_ns,
+				    void *pkt, uint32_t len,
+				    uint64_t *release_ns);
+
+/* Uniform 64-bit pseudo-random numbers (xorshift64*), seeded by splitmix64. */
+uint64_t wire_rng_seed(uint64_t seed);
+uint64_t wire_rng_next(uint64_t *state);
+
+#endif /* WIRE_EGRESS_H */

@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * State shared between the forwarding lcore and the control thread:
+ * per-port names, published shaping knobs and counters.
+ *
+ * Hand-over of knobs (one writer: the control thread; one reader: the
+ * forwarding lcore).  Each port's knobs are an immutable struct behind
+ * an atomic pointer.  A change copies the current struct, edits the
+ * copy, swaps the pointer and frees the old struct only after a grace
+ * period: the lcore advances `epoch` after every loop iteration, and
+ * never keeps a knob pointer across iterations, so once epoch has moved
+ * past the value read after the swap, no iteration that could have
+ * loaded the old pointer is still running.  The epoch store and the
+ * pointer load in the lcore are sequentially consistent so the load of
+ * iteration k+1 cannot be hoisted above the store that ends iteration k
+ * (that would let the writer see "k ended" while k+1 holds the old
+ * pointer).  The lcore pays one fenced store per iteration, never a lock,
+ * and a packet always sees one whole, consistent set of knobs.  While
+ * the lcore is not running the old struct is freed at once.  If the
+ * lcore does not move within a second the old struct is retired instead
+ * of freed, and released at wire_state_fini().
+ */
+#ifndef WIRE_STATE_H
+#define WIRE_STATE_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "wire_shape.h"
+#include "wire_stats.h"
+
+enum wire_mode {
+	WIRE_MODE_SWITCH,	/* MAC learning, flood unknown/broadcast */
+	WIRE_MODE_PAIR,		/* 0<->1, 2<->3, ... */
+};
+
+struct wire_shape_box;
+
+struct wire_port {
+	char name[64];
+	uint32_t capacity;	/* delay line size: largest queue_pkts */
+	_Atomic(struct wire_shape_box *) shape;
+	struct wire_stats stats;
+};
+
+struct wire_state {
+	enum wire_mode mode;
+	unsigned int nports;
+	struct wire_port *ports;
+	atomic_uint_fast64_t epoch;
+	atomic_int lcore_active;
+	struct wire_shape_box *retired;
+};
+
+const char *wire_mode_name(enum wire_mode mode);
+
+/*
+ * nports ports, each with knobs *def and a delay line of capacity
+ * packets; names "port<i>" until the caller sets them.  0 or -ENOMEM.
+ */
+int wire_state_init(struct wire_state *st, enum wire_mode mode,
+		    unsigned int nports, const struct wire_shape *def,
+		    uint32_t capacity);
+void wire_state_fini(struct wire_state *st);
+
+/* Lcore side: knobs for this iteration; end every iteration with quiescent. */
+const struct wire_shape *wire_state_shape(struct wire_port *p);
+static inline void wire_state_quiescent(struct wire_state *st)
+{
+	atomic_fetch_add_explicit(&st->epoch, 1, memory_order_seq_cst);
+}
+
+/* Control side: copy of port's current knobs. */
+void wire_state_get(struct wire_port *p, struct wire_shape *out);
+/* Control side: publish new knobs for port; 0 or -ENOMEM. */
+int wire_state_publish(struct wire_state *st, unsigned int port,
+		       const struct wire_shape *s);
+
+#endif /* WIRE_STATE_H */
