@@ -6,6 +6,7 @@
     loggp exec [knob options] [--stats FILE] [--timeout SEC] -- CMD...
     loggp calibrate [-p PROVIDER] [knob options] [--json FILE]
     loggp demo [-p PROVIDER] [--out DIR]
+    loggp testbed up N | down | status | set   [--prefix P] [wire knob options]
 
 Every expected failure is a LoggpError: one line on stderr and a non-zero exit (2 for a bad
 knob or bad usage, 1 otherwise), never a traceback.
@@ -33,6 +34,8 @@ from loggp.proc import run_foreground
 from loggp.provenance import provenance
 from loggp.shim import calibrate_binary, process_env, shim_library
 from loggp.tables import TABLE_WIDTH, comparison_table
+from loggp.testbed_cli import NEGATABLE_OPTIONS, cmd_testbed
+from loggp.testbed_cli import add_parser as add_testbed_parser
 
 USAGE_EXIT = 2
 
@@ -201,6 +204,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="SEC",
         help=f"per point (default: {POINT_TIMEOUT_S:g})",
     )
+    add_testbed_parser(sub)
     return parser
 
 
@@ -258,7 +262,7 @@ def cmd_calibrate(args: argparse.Namespace, console: Console) -> int:
 def _join_negative_values(argv: Sequence[str]) -> list[str]:
     """Turn "--gap -5us" into "--gap=-5us": argparse would take -5us for an option and
     report a missing value, where the useful error is the knob parser's."""
-    options = {k.option for k in Knob}
+    options = {k.option for k in Knob} | NEGATABLE_OPTIONS
     out: list[str] = []
     it = iter(argv)
     for arg in it:
@@ -294,6 +298,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cmd_show(args, console)
         if args.command == "report":
             return cmd_report(args, console)
+        if args.command == "testbed":
+            return cmd_testbed(args, console)
         run_demo(
             console,
             provider=args.provider,

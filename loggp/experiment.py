@@ -42,6 +42,9 @@ DEFAULT_SUITE = "default.yaml"
 _DURATION_RE = re.compile(r"([0-9]+(?:\.[0-9]+)?) ?(ms|s|min|h)")
 _DURATION_SCALE = {"ms": 1e-3, "s": 1.0, "min": 60.0, "h": 3600.0}
 _NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
+_PREFIX_RE = re.compile(r"[a-z][a-z0-9]{0,9}")
+# o is CPU time in the sender and receiver: a packet emulator cannot add it.
+_NOT_ON_WIRE = ("overhead", "send_overhead", "recv_overhead")
 
 
 class ExperimentError(LoggpError):
@@ -136,7 +139,14 @@ class Launcher(_Model):
     hostfile: str | None = None
     inventory: str | None = None
     group: str | None = None
+    prefix: str | None = None
+    slots: Annotated[int, Field(ge=1, le=1024)] = 1
     mpirun_args: list[str] = []
+
+    @property
+    def netns_prefix(self) -> str:
+        """The namespace testbed the netns launcher runs in (loggp testbed --prefix)."""
+        return self.prefix or "lgp"
 
     @model_validator(mode="after")
     def _needs(self) -> Launcher:
@@ -146,6 +156,13 @@ class Launcher(_Model):
             raise ValueError("inventory is only read by launcher 'ansible'")
         if self.hostfile and self.kind not in ("mpirun",):
             raise ValueError("hostfile is only read by launcher 'mpirun'")
+        if self.prefix is not None and self.kind != "netns":
+            raise ValueError("prefix is only read by launcher 'netns'")
+        if self.prefix is not None and not _PREFIX_RE.fullmatch(self.prefix):
+            raise ValueError(
+                f"bad testbed prefix {self.prefix!r}: expected a lower-case letter then up "
+                "to 9 lower-case letters or digits"
+            )
         return self
 
 
@@ -261,13 +278,23 @@ def _check_knob_values(located: Located, source: str) -> None:
         except ValueError as e:
             raise fail(path, str(e)) from None
 
+    emulator = data.get("emulator")
+    on_wire = isinstance(emulator, dict) and emulator.get("shim") == "wire"
+
     def name(path: Path_, raw: str) -> str:
         try:
-            return _knob_name(raw)
+            knob = _knob_name(raw)
         except ValueError as e:
             raise fail(path, str(e)) from None
+        if on_wire and knob in _NOT_ON_WIRE:
+            raise fail(
+                path,
+                f"knob '{knob}' has no meaning on the wire (o is CPU time in the hosts): "
+                "shim wire takes latency, gap, bulk_gap or bandwidth; sweep overhead "
+                "with shim: fabric",
+            )
+        return knob
 
-    emulator = data.get("emulator")
     baseline = emulator.get("baseline") if isinstance(emulator, dict) else None
     if isinstance(baseline, dict):
         for raw, value in baseline.items():

@@ -7,6 +7,7 @@ leaves every finished point stored; --resume continues with the points not yet s
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import signal
 import subprocess
@@ -35,6 +36,7 @@ from loggp.result import messages_check, result_line, shim_stats
 from loggp.rundir import RunRecord, plan_entry, write_run
 from loggp.store import PointRecord, Store
 from loggp.sweep import Point, expand
+from loggp.wirerun import WireSession
 
 _TAIL_LINES = 20
 _FIRST_SCRAPE_S = 20.0
@@ -46,6 +48,7 @@ class RunOptions:
     fail_fast: bool = False
     prometheus: bool | None = None  # None: on when the prometheus binary is installed
     exp_dir: Path | None = None
+    wire: WireSession | None = None  # shim wire: the testbed's wire (run_plan's default)
 
 
 @dataclass
@@ -112,12 +115,47 @@ def _outcome(
     return "ok", float(value), result
 
 
+def _not_run(p: Point, point_dir: Path, why: str) -> PointRecord:
+    """A point that could not start (the testbed's wire did not take its knobs)."""
+    (point_dir / "stderr").write_text(f"loggp: {why}\n")
+    now = time.time()
+    return PointRecord(
+        point_id=p.point_id,
+        seq=p.seq,
+        workload=p.workload.name,
+        sweep_knob=p.sweep_knob,
+        sweep_value=p.sweep_value,
+        knobs=p.knobs.as_dict(),
+        knob_values=p.knob_values(),
+        repeat=p.repeat,
+        status="failed",
+        exit_code=None,
+        metric=p.workload.metric,
+        value=None,
+        higher_is_better=p.workload.higher_is_better,
+        result=None,
+        shim_stats=[],
+        msgs_check=None,
+        wall_s=0.0,
+        started=now,
+        finished=now,
+        stderr_tail=f"loggp: {why}",
+    )
+
+
 def run_point(exp: Experiment, p: Point, run_dir: Path, opts: RunOptions) -> PointRecord:
     """Launches one point and returns what is stored of it."""
     point_dir = run_dir / "points" / str(p.seq)
     point_dir.mkdir(parents=True, exist_ok=True)
     stats_path = point_dir / "stats.jsonl"
     stats_path.unlink(missing_ok=True)
+    wire_ports: list[dict[str, Any]] = []
+    wire_before: list[dict[str, Any]] = []
+    if opts.wire is not None:
+        try:
+            wire_ports, wire_before = opts.wire.apply(p.knobs)
+        except LoggpError as e:
+            return _not_run(p, point_dir, f"cannot set the point's knobs on the wire: {e}")
     launch = point_launch(exp, p.workload, p.knobs, point_dir, opts.exp_dir)
     (point_dir / "command").write_text(" ".join(launch.argv) + "\n")
     started = time.time()
@@ -126,6 +164,14 @@ def run_point(exp: Experiment, p: Point, run_dir: Path, opts: RunOptions) -> Poi
     wall = time.monotonic() - t0
     status, value, result = _outcome(exp, p, point_dir, rc, timed_out)
     stats = shim_stats(stats_path)
+    if opts.wire is not None:
+        try:
+            stats = opts.wire.record(wire_ports, wire_before)
+        except LoggpError as e:
+            with (point_dir / "stderr").open("a") as f:
+                f.write(f"loggp: the wire's counters after the point: {e}\n")
+            stats = [{"shim": "wire", **port} for port in wire_ports]
+            status, value = "failed", None
     check = messages_check(result, stats, exp.emulator.shim == "fabric") if result else None
     return PointRecord(
         point_id=p.point_id,
@@ -203,6 +249,8 @@ def run_plan(
     console: Console,
 ) -> RunSummary:
     """Runs every point of the plan not yet in the store."""
+    if exp.emulator.shim == "wire" and opts.wire is None:
+        opts = dataclasses.replace(opts, wire=WireSession(exp.launcher.netns_prefix))
     plan = expand(exp)
     metrics = RunMetrics()
     store = Store(run_dir)
@@ -211,6 +259,8 @@ def run_plan(
     summary = RunSummary(run_dir, len(plan), len(plan) - len(todo), 0, [], False)
     server: PrometheusServer | None = None
     try:
+        if opts.wire is not None:
+            opts.wire.save()
         metrics.start()
         metrics.plan(exp.name, len(plan))
         server = _start_prometheus(run_dir, metrics, opts.prometheus, console)
@@ -260,6 +310,11 @@ def run_plan(
         rec.state = "interrupted"
     finally:
         write_run(run_dir, rec)
+        if opts.wire is not None:
+            try:
+                opts.wire.restore()
+            except LoggpError as e:
+                console.print(f"warning: the wire's knobs before the run not restored: {e}")
         if server is not None:
             if not summary.interrupted:
                 _last_scrape(server, summary.ok + len(summary.failed), console)

@@ -81,6 +81,9 @@ def test_mpirun_command_beneath_the_shim(tmp_path: Path, fake_build: Path) -> No
         assert argv[argv.index(var) - 1] == "-x"
     assert argv[-4:] == ["--tag-output", str(tmp_path / "prog"), "-n", "5"]
     assert launch.env["LOGGP_LATENCY"] == "5us" and launch.env["FI_HOOK"] == "loggp"
+    # Programs that open libfabric themselves get the experiment's provider.
+    assert launch.env["LOGGP_PROVIDER"] == "tcp;ofi_rxm"
+    assert argv[argv.index("LOGGP_PROVIDER") - 1] == "-x"
 
 
 def test_ansible_launcher_writes_a_hostfile(tmp_path: Path, fake_build: Path) -> None:
@@ -100,6 +103,10 @@ def test_ansible_launcher_writes_a_hostfile(tmp_path: Path, fake_build: Path) ->
         ("{kind: mpirun, hostfile: /no/such/hostfile}", "fabric", "hostfile /no/such/hostfile"),
     ],
 )
-def test_preflight_refuses(tmp_path: Path, launcher: str, shim: str, message: str) -> None:
+def test_preflight_refuses(
+    tmp_path: Path, launcher: str, shim: str, message: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A real testbed with the default prefix may be up on this machine: look elsewhere.
+    monkeypatch.setenv("LOGGP_RUN_DIR", str(tmp_path))
     with pytest.raises(LaunchError, match=message):
         preflight(_exp(tmp_path, launcher, shim), None)

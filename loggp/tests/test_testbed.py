@@ -1,0 +1,161 @@
+"""The namespace testbed without root: the state file, crash-safe down, pid identity,
+the netns launcher's hostfile and rsh agent, and the CLI's refusals."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from loggp import netns
+from loggp.errors import UsageError
+from loggp.launch import netns_agent, netns_hostfile
+from loggp.testbed import State, TestbedError, WireProc, check_prefix, down, require
+from loggp.tests.cli import loggp
+
+pytestmark = pytest.mark.unit
+
+
+@pytest.fixture
+def run_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    d = tmp_path / "run"
+    monkeypatch.setenv("LOGGP_RUN_DIR", str(d))
+    return d
+
+
+def test_state_round_trip_is_atomic(run_dir: Path) -> None:
+    s = State(prefix="ut", hosts=3, control=str(run_dir / "c.sock"), log="l")
+    s.save()
+    s.namespaces.append("ut-h0")
+    s.wire = WireProc(pid=123, start_time=456, argv=["loggp-wire"])
+    s.save()
+    assert sorted(p.name for p in run_dir.iterdir()) == ["testbed-ut.json"]
+    back = State.load("ut")
+    assert back == s and isinstance(back.wire, WireProc)
+    assert State.load("other") is None
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("{not json", "unreadable testbed state"),
+        ('{"version": 99}', "not a version 1 testbed state file"),
+        ('{"version": 1, "prefix": "ut", "hosts": 2, "bogus": 1}', "unexpected testbed state"),
+    ],
+)
+def test_bad_state_file_is_named(run_dir: Path, text: str, message: str) -> None:
+    run_dir.mkdir()
+    (run_dir / "testbed-ut.json").write_text(text)
+    with pytest.raises(TestbedError, match=message):
+        State.load("ut")
+
+
+def test_proc_identity_survives_pid_reuse() -> None:
+    me = os.getpid()
+    start = netns.proc_start_time(me)
+    assert start is not None and netns.alive(me, start)
+    assert not netns.alive(me, start + 1)  # same pid, another process: never ours
+    assert netns.stop(me, start + 1, 1.0) == "not running"  # and never signalled
+    with subprocess.Popen(["sleep", "30"]) as child:
+        st = netns.proc_start_time(child.pid)
+        assert st is not None
+        assert netns.stop(child.pid, st, 5.0) == "stopped"  # SIGTERM was enough
+        assert child.wait(5) == -15
+    assert netns.proc_start_time(child.pid) is None
+
+
+def test_down_after_a_crash_touches_only_what_it_lists(run_dir: Path) -> None:
+    """A state file naming things that no longer exist (and a dead wire) is cleaned up
+    without error, and nothing else on the machine is looked at by name."""
+    before_ns, before_links = netns.namespaces(), netns.links()
+    s = State(prefix="ut", hosts=2, control=str(run_dir / "c.sock"))
+    s.namespaces = ["ut-h0-gone"]
+    s.interfaces = ["utw0gone"]
+    with subprocess.Popen(["true"]) as dead:
+        dead.wait(5)
+    s.wire = WireProc(pid=dead.pid, start_time=1, argv=[])
+    s.save()
+    assert down("ut") == [f"loggp-wire pid {dead.pid} (not running)"]
+    assert not s.path.exists()
+    assert down("ut") == []  # idempotent
+    assert netns.namespaces() == before_ns and netns.links() == before_links
+
+
+def test_require_names_the_missing_testbed(run_dir: Path) -> None:
+    with pytest.raises(TestbedError, match="no testbed 'ut' is up .*loggp testbed up N"):
+        require("ut")
+    State(prefix="ut", hosts=2, ready=True).save()
+    with pytest.raises(TestbedError, match="testbed 'ut' is not running"):
+        require("ut")
+
+
+@pytest.mark.parametrize("prefix", ["", "Lgp", "1x", "a-b", "abcdefghijk"])
+def test_bad_prefix(prefix: str) -> None:
+    with pytest.raises(UsageError, match="bad testbed prefix"):
+        check_prefix(prefix)
+
+
+def test_hostfile_and_agent(tmp_path: Path) -> None:
+    hf = netns_hostfile("ut", 3, 2, tmp_path / "hostfile")
+    assert hf.read_text() == "10.231.0.1 slots=2\n10.231.0.2 slots=2\n10.231.0.3 slots=2\n"
+    agent = netns_agent("ut", 3, tmp_path / "rsh-agent")
+    text = agent.read_text()
+    assert os.access(agent, os.X_OK)
+    assert "10.231.0.3) ns=ut-h2 ;;" in text
+    assert text.rstrip().endswith('exec ip netns exec "$ns" /bin/sh -c "$*"')
+    res = subprocess.run(
+        [str(agent), "-x", "10.9.9.9", "echo", "hi"], capture_output=True, text=True, timeout=10
+    )
+    assert res.returncode == 255
+    assert "unknown host '10.9.9.9' (testbed ut has 10.231.0.1..10.231.0.3)" in res.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "message"),
+    [
+        (["up", "1"], 2, "bad host count 1: a testbed has 2 to 64 hosts"),
+        (["up", "two"], 2, "bad host count 'two'"),
+        (["up", "2", "--latency", "-5us"], 2, "bad value '-5us' for --latency: expected"),
+        (["up", "2", "--gap", "5"], 2, "bad value '5' for --gap: expected <number>{ns|us"),
+        (["up", "2", "--bandwidth", "5Mbps"], 2, "bad value '5Mbps' for --bandwidth"),
+        (["up", "2", "--loss", "1.5"], 2, "bad value '1.5' for --loss: expected a probability"),
+        (["up", "2", "--bandwidth", "1Gbit/s", "--bulk-gap", "1ns/B"], 2, "not both"),
+        (["up", "2", "--overhead", "1us"], 2, "unrecognized arguments: --overhead"),
+        (["up", "2", "--prefix", "Bad-"], 2, "bad testbed prefix 'Bad-'"),
+        (["set", "--latency", "1ms"], 1, "no testbed 'ut' is up"),
+        (["set"], 2, "testbed set: no knob given"),
+        (["status"], 1, "no testbed 'ut'"),
+    ],
+)
+def test_cli_refusals(run_dir: Path, args: list[str], code: int, message: str) -> None:
+    if "--prefix" not in args and args[0] != "up":
+        args = [*args, "--prefix", "ut"]
+    res = loggp("testbed", *args, env_extra={"LOGGP_RUN_DIR": str(run_dir)})
+    assert res.returncode == code, res.stderr
+    assert message in res.stderr
+    assert len(res.stderr.strip().splitlines()) == 1, res.stderr
+
+
+def test_cli_down_without_testbed(run_dir: Path) -> None:
+    res = loggp("testbed", "down", "--prefix", "ut", env_extra={"LOGGP_RUN_DIR": str(run_dir)})
+    assert res.returncode == 0 and "testbed ut: nothing to remove" in res.stdout
+
+
+def test_up_refuses_an_existing_state(run_dir: Path) -> None:
+    if os.geteuid() != 0:
+        pytest.skip("up checks root before the state file")
+    State(prefix="ut", hosts=2).save()
+    build = run_dir.parent / "build" / "emulator" / "wire"
+    build.mkdir(parents=True)
+    (build / "loggp-wire").write_text("#!/bin/sh\n")
+    (build / "loggp-wire").chmod(0o755)
+    res = loggp(
+        "testbed", "up", "2", "--prefix", "ut",
+        env_extra={"LOGGP_RUN_DIR": str(run_dir), "LOGGP_BUILD": str(build.parent.parent)},
+    )  # fmt: skip
+    assert res.returncode == 1
+    assert "a testbed 'ut' exists" in res.stderr
+    assert json.loads((run_dir / "testbed-ut.json").read_text())["hosts"] == 2

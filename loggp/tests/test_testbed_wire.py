@@ -1,0 +1,195 @@
+"""shim: wire without a testbed: experiment validation, launcher refusals, and the control
+protocol requests the runner and `loggp testbed set` send."""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+from pathlib import Path
+
+import pytest
+
+from loggp import netns
+from loggp.experiment import ExperimentError, parse_experiment
+from loggp.knobs import KnobSet
+from loggp.launch import LaunchError, point_launch, preflight
+from loggp.runner import RunOptions, run_point
+from loggp.sweep import expand
+from loggp.testbed import State, WireProc
+from loggp.wirectl import (
+    WireControl,
+    WireControlError,
+    restore_request,
+    set_request,
+    wire_request,
+)
+from loggp.wirerun import WireSession
+
+pytestmark = pytest.mark.unit
+
+
+def _exp(launcher: str, emulator: str, sweep: str = "") -> str:
+    return (
+        f"version: 1\nname: t\nlauncher: {launcher}\nemulator: {emulator}\n{sweep}"
+        "workloads: [{name: a, program: sh, ranks: 2}]\n"
+    )
+
+
+def test_wire_experiment_loads() -> None:
+    exp = parse_experiment(
+        _exp(
+            "{kind: netns, prefix: tb1, slots: 2}",
+            "{shim: wire, baseline: {latency: 10us}}",
+            "sweep: {knobs: {latency: [100us], bandwidth: [100Mbit/s], gap: [1us]}}\n",
+        ),
+        "w.yaml",
+    )
+    assert exp.launcher.netns_prefix == "tb1" and exp.launcher.slots == 2
+
+
+@pytest.mark.parametrize(
+    ("launcher", "emulator", "sweep", "message"),
+    [
+        ("{kind: netns}", "{shim: wire}", "sweep: {knobs: {overhead: [1us]}}\n",
+         "w.yaml:5: key 'sweep.knobs.overhead': knob 'overhead' has no meaning on the wire"),
+        ("{kind: netns}", "{shim: wire, baseline: {send_overhead: 1us}}", "",
+         "w.yaml:4: key 'emulator.baseline.send_overhead': knob 'send_overhead' has no"),
+        ("{kind: mpirun, prefix: x}", "{shim: fabric}", "",
+         "key 'launcher': prefix is only read by launcher 'netns'"),
+        ("{kind: netns, prefix: Bad}", "{shim: wire}", "", "bad testbed prefix 'Bad'"),
+        ("{kind: netns, slots: 0}", "{shim: wire}", "", "key 'launcher.slots'"),
+    ],
+)  # fmt: skip
+def test_wire_experiment_refusals(launcher: str, emulator: str, sweep: str, message: str) -> None:
+    with pytest.raises(ExperimentError, match=message.replace("(", r"\(")):
+        parse_experiment(_exp(launcher, emulator, sweep), "w.yaml")
+
+
+@pytest.mark.parametrize(
+    ("launcher", "emulator", "message"),
+    [
+        ("{kind: local}", "{shim: wire}", "use launcher: {kind: netns}"),
+        ("{kind: mpirun}", "{shim: wire}", "a cluster launcher comes later"),
+        ("{kind: netns}", "{shim: wire, provider: shm}", "cannot cross network namespaces"),
+        ("{kind: netns, prefix: nosuch}", "{shim: wire}",
+         "launcher 'netns' needs the namespace testbed 'nosuch' up: no testbed 'nosuch' is up"),
+    ],
+)  # fmt: skip
+def test_launch_refusals(
+    launcher: str, emulator: str, message: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LOGGP_RUN_DIR", str(tmp_path))
+    exp = parse_experiment(_exp(launcher, emulator), "w.yaml")
+    with pytest.raises(LaunchError, match=message.replace("{", r"\{").replace("}", r"\}")):
+        preflight(exp, None)
+
+
+def test_set_request_full_and_partial() -> None:
+    full = set_request(KnobSet.parse({"latency": "1ms"}), full=True)
+    assert full == {"cmd": "set", "latency": "1ms", "gap": "0ns", "bulk_gap": "0ns/B"}
+    bw = set_request(KnobSet.parse({"bandwidth": "100Mbit/s"}), full=True, port=1)
+    assert bw == {"cmd": "set", "port": 1, "latency": "0ns", "gap": "0ns", "bandwidth": "100Mbit/s"}
+    assert set_request(KnobSet.parse({"gap": "2us"}), full=False) == {"cmd": "set", "gap": "2us"}
+    with pytest.raises(WireControlError, match="knob 'overhead' has no meaning on the wire"):
+        set_request(KnobSet.parse({"overhead": "1us"}), full=True)
+
+
+def test_restore_request_reproduces_a_port() -> None:
+    cfg = {
+        "port": 1, "name": "net_af_packet1", "latency_ns": 1500, "jitter_ns": 0, "gap_ns": 7,
+        "bulk_gap_fs": 80000, "burst_bytes": 65536, "queue_pkts": 1000,
+        "queue_bytes": 4194304, "loss": 0.25,
+    }  # fmt: skip
+    assert restore_request(cfg) == {
+        "cmd": "set", "port": 1, "latency": "1500ns", "jitter": "0ns", "gap": "7ns",
+        "bulk_gap": "80ps/B", "loss": 0.25, "burst": 65536, "queue_pkts": 1000,
+        "queue_bytes": 4194304,
+    }  # fmt: skip
+    assert restore_request({**cfg, "bulk_gap_fs": 1})["bulk_gap"] == "0.001ps/B"
+
+
+def test_control_socket_missing_or_silent(tmp_path: Path) -> None:
+    with pytest.raises(WireControlError, match="does not exist: is the testbed up"):
+        wire_request(tmp_path / "none.sock", {"cmd": "get"})
+    path = tmp_path / "silent.sock"
+    srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    srv.bind(str(path))
+    srv.listen(1)
+    try:
+        with pytest.raises(WireControlError, match=r"did not answer 'get' within 0\.2 s"):
+            wire_request(path, {"cmd": "get"}, timeout=0.2)
+    finally:
+        srv.close()
+    with pytest.raises(WireControlError, match="cannot connect to the wire control socket"):
+        wire_request(path, {"cmd": "get"})
+
+
+def test_control_errors_are_passed_on(tmp_path: Path) -> None:
+    """A peer speaking the protocol: a refusal becomes one line, the connection goes on."""
+    path = tmp_path / "ctl.sock"
+    srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    srv.bind(str(path))
+    srv.listen(1)
+    answers = [b'{"ok":false,"error":"unknown key \'lat\'"}\n', b'{"ok":true,"ports":[]}\n']
+
+    def serve() -> None:
+        conn, _ = srv.accept()
+        with conn:
+            f = conn.makefile("rb")
+            for answer in answers:
+                f.readline()
+                conn.sendall(answer)
+
+    t = threading.Thread(target=serve, daemon=True)
+    t.start()
+    try:
+        with WireControl(path, timeout=5) as ctl:
+            with pytest.raises(WireControlError, match="loggp-wire refused 'set': unknown key"):
+                ctl.request({"cmd": "set", "lat": "1us"})
+            assert ctl.request({"cmd": "get"}) == {"ok": True, "ports": []}
+    finally:
+        t.join(5)
+        srv.close()
+
+
+def test_netns_launch_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Against a testbed state whose 'wire' is this process (so it counts as running)."""
+    monkeypatch.setenv("LOGGP_RUN_DIR", str(tmp_path / "run"))
+    me = os.getpid()
+    st = State(prefix="ut", hosts=3, ready=True)
+    st.wire = WireProc(me, netns.proc_start_time(me) or 0, [])
+    st.save()
+    text = _exp("{kind: netns, prefix: ut, slots: 2}", "{shim: wire}")
+    exp = parse_experiment(text.replace("ranks: 2", "ranks: 4"), "w.yaml")
+    point = tmp_path / "p"
+    point.mkdir()
+    launch = point_launch(exp, exp.workloads[0], KnobSet.parse({"latency": "5us"}), point, None)
+    argv = launch.argv
+    if len(os.sched_getaffinity(0) - {0}) > 0:
+        assert argv[:2] == ["taskset", "-c"] and "0" not in argv[2].split(",")
+        argv = argv[3:]
+    assert Path(argv[0]).name == "ip" and argv[1:4] == ["netns", "exec", "ut-h0"]
+    assert Path(argv[4]).name == "mpirun"
+    assert argv[argv.index("--hostfile") + 1] == str(point / "hostfile")
+    assert argv[argv.index("plm_rsh_agent") + 1] == str(point / "rsh-agent")
+    assert argv[argv.index("-n") + 1] == "4" and argv[argv.index("--map-by") + 1] == "node"
+    assert argv[argv.index("btl") + 1] == "self,tcp"
+    assert argv[argv.index("oob_tcp_if_include") + 1] == "eth0"
+    assert launch.env["FI_TCP_IFACE"] == "eth0" and "FI_HOOK" not in launch.env
+    assert "LOGGP_LATENCY" not in launch.env  # the wire, not the shim, adds the delay
+    assert (point / "hostfile").read_text().count("slots=2") == 3
+
+
+def test_point_fails_clearly_when_the_testbed_went_down(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LOGGP_RUN_DIR", str(tmp_path / "run"))
+    exp = parse_experiment(_exp("{kind: netns, prefix: gone}", "{shim: wire}"), "w.yaml")
+    p = expand(exp)[0]
+    opts = RunOptions(wire=WireSession("gone"))
+    rec = run_point(exp, p, tmp_path, opts)
+    assert rec.status == "failed" and rec.exit_code is None
+    assert "cannot set the point's knobs on the wire: no testbed 'gone' is up" in rec.stderr_tail
+    assert (tmp_path / "points" / "0" / "stderr").read_text().startswith("loggp: cannot set")
+    assert not (tmp_path / "points" / "0" / "command").exists()  # nothing was launched
