@@ -16,10 +16,8 @@ not each comparison passed), 1 on any error, with one line on stderr.
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
 import os
-import platform
 import socket
 import statistics
 import subprocess
@@ -28,6 +26,10 @@ import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
+
+# The shared section writer of docs/benchmarks.md; this script runs as plain python3.
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from loggp.benchdoc import machine, write_section  # noqa: E402
 
 TOOL = "loggp-accuracy"
 SECTION_BEGIN = "<!-- accuracy:begin (written by emulator/calibrate/accuracy.py) -->"
@@ -133,8 +135,24 @@ def clean_env(shim: Path | None, knobs: dict[str, str]) -> dict[str, str]:
     return env
 
 
+def pinned(cpu: int) -> Any:
+    """preexec_fn that binds the child to one CPU (when the machine has it).
+
+    Unpinned, the scheduler puts server and client on one core in some runs and on two
+    in others; over tcp that alone moves the half round trip by about a microsecond
+    between runs, which is the whole tolerance.  Pinned, every run has the same layout.
+    """
+
+    def pin() -> None:
+        if cpu < (os.cpu_count() or 1):
+            os.sched_setaffinity(0, {cpu})
+
+    return pin
+
+
 def run_calibrate(st: Settings, provider: str, shim: bool, knobs: dict[str, str]) -> dict[str, Any]:
-    """One server/client pair on 127.0.0.1; returns the client's JSON results."""
+    """One server/client pair on 127.0.0.1, server on CPU 0 and client on CPU 1; returns
+    the client's JSON results."""
     env = clean_env(st.shim_dir if shim else None, knobs)
     port = str(free_port())
     common = [
@@ -163,6 +181,7 @@ def run_calibrate(st: Settings, provider: str, shim: bool, knobs: dict[str, str]
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             text=True,
+            preexec_fn=pinned(0),
         )
         try:
             client = subprocess.run(
@@ -171,6 +190,7 @@ def run_calibrate(st: Settings, provider: str, shim: bool, knobs: dict[str, str]
                 capture_output=True,
                 text=True,
                 timeout=limit,
+                preexec_fn=pinned(1),
             )
             _, server_err = server.communicate(timeout=st.timeout_s)
         except subprocess.TimeoutExpired as exc:
@@ -312,32 +332,6 @@ def run_provider(st: Settings, provider: str) -> dict[str, Any]:
     return out
 
 
-def machine() -> dict[str, Any]:
-    cpu = "unknown"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    try:
-        fi = subprocess.run(["fi_info", "--version"], capture_output=True, text=True, timeout=30)
-        lines = [ln for ln in fi.stdout.splitlines() if ln.startswith("libfabric:")]
-        libfabric = lines[0].split(":", 1)[1].strip() if lines else fi.stdout.strip()
-    except (OSError, subprocess.TimeoutExpired):
-        libfabric = "unknown (fi_info not found)"
-    return {
-        "cpu": cpu,
-        "cores": os.cpu_count(),
-        "kernel": platform.release(),
-        "libfabric": libfabric,
-        # Other work on a 2-core host skews every number; recorded so it shows.
-        "loadavg_1min": os.getloadavg()[0],
-        "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
-    }
-
-
 def fmt(v: float | bool | None, digits: int = 3) -> str:
     if v is None:
         return "-"
@@ -357,7 +351,8 @@ def markdown(doc: dict[str, Any]) -> str:
         f"libfabric {m['libfabric']}, run {m['date']} "
         f"(load average {m['loadavg_1min']:.2f} at start).",
         f"Settings: {c['iterations']} samples per point, burst {c['burst']}, sizes "
-        f"{c['sizes']}, {c['repeats']} interleaved bare/zero-knob repeats"
+        f"{c['sizes']}, {c['repeats']} interleaved bare/zero-knob repeats, server pinned to "
+        "CPU 0 and client to CPU 1"
         f"{' (quick mode)' if c['quick'] else ''}.",
         "",
         "Method: `loggp-calibrate` (emulator/calibrate/README.md) measures o_s, o_r, g, L "
@@ -410,14 +405,7 @@ def markdown(doc: dict[str, Any]) -> str:
 
 
 def write_markdown(path: Path, section: str) -> None:
-    text = path.read_text() if path.exists() else "# Benchmarks\n\n"
-    if SECTION_BEGIN in text and SECTION_END in text:
-        head, rest = text.split(SECTION_BEGIN, 1)
-        tail = rest.split(SECTION_END, 1)[1].lstrip("\n")
-        text = head + section + ("\n" + tail if tail else "")
-    else:
-        text = text.rstrip("\n") + "\n\n" + section
-    path.write_text(text)
+    write_section(path, section, SECTION_BEGIN, SECTION_END)
 
 
 def parse_args(argv: list[str]) -> tuple[Settings, argparse.Namespace]:
