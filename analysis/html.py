@@ -331,7 +331,8 @@ def _kap(page: Page) -> str:
     data = "".join(
         f"<tr><td class=num>{k.setting.ranks}</td><td class=num>{k.setting.producers}</td>"
         f"<td class=num>{k.setting.consumers}</td><td class=num>{k.setting.value_size}</td>"
-        f"<td class=num>{k.setting.access}</td><td>{'yes' if k.setting.redundant else 'no'}</td>"
+        f"<td class=num>{k.setting.puts}</td><td class=num>{k.setting.access}</td>"
+        f"<td>{'yes' if k.setting.redundant else 'no'}</td>"
         f"<td class=num>{k.setting.dirs}</td><td class=num>{k.sync_s * 1e3:.3f}</td>"
         f"<td class=num>{k.consumer_s * 1e3:.3f}</td><td class=num>{k.n}</td></tr>"
         for k in kap_means(page.run.points)
@@ -343,7 +344,7 @@ def _kap(page: Page) -> str:
         '<p class="note">Maximum over the processes of each phase, at the baseline '
         "(no knob added), mean over repeats.</p>"
         "<table><tr><th>ranks</th><th>producers</th><th>consumers</th><th>value B</th>"
-        "<th>access</th><th>redundant</th><th>dirs</th><th>sync max ms</th>"
+        "<th>puts</th><th>access</th><th>redundant</th><th>dirs</th><th>sync max ms</th>"
         f"<th>consumer max ms</th><th>n</th></tr>{data}</table>"
     )
 
