@@ -115,10 +115,8 @@ def _outcome(
     return "ok", float(value), result
 
 
-def _not_run(p: Point, point_dir: Path, why: str) -> PointRecord:
-    """A point that could not start (the testbed's wire did not take its knobs)."""
-    (point_dir / "stderr").write_text(f"loggp: {why}\n")
-    now = time.time()
+def _record(p: Point, **outcome: Any) -> PointRecord:
+    """The stored form of a point: who it is from the plan, what happened from outcome."""
     return PointRecord(
         point_id=p.point_id,
         seq=p.seq,
@@ -128,11 +126,21 @@ def _not_run(p: Point, point_dir: Path, why: str) -> PointRecord:
         knobs=p.knobs.as_dict(),
         knob_values=p.knob_values(),
         repeat=p.repeat,
+        metric=p.workload.metric,
+        higher_is_better=p.workload.higher_is_better,
+        **outcome,
+    )
+
+
+def _not_run(p: Point, point_dir: Path, why: str) -> PointRecord:
+    """A point that could not start (the testbed's wire did not take its knobs)."""
+    (point_dir / "stderr").write_text(f"loggp: {why}\n")
+    now = time.time()
+    return _record(
+        p,
         status="failed",
         exit_code=None,
-        metric=p.workload.metric,
         value=None,
-        higher_is_better=p.workload.higher_is_better,
         result=None,
         shim_stats=[],
         msgs_check=None,
@@ -173,20 +181,11 @@ def run_point(exp: Experiment, p: Point, run_dir: Path, opts: RunOptions) -> Poi
             stats = [{"shim": "wire", **port} for port in wire_ports]
             status, value = "failed", None
     check = messages_check(result, stats, exp.emulator.shim == "fabric") if result else None
-    return PointRecord(
-        point_id=p.point_id,
-        seq=p.seq,
-        workload=p.workload.name,
-        sweep_knob=p.sweep_knob,
-        sweep_value=p.sweep_value,
-        knobs=p.knobs.as_dict(),
-        knob_values=p.knob_values(),
-        repeat=p.repeat,
+    return _record(
+        p,
         status=status,
         exit_code=rc,
-        metric=p.workload.metric,
         value=value,
-        higher_is_better=p.workload.higher_is_better,
         result=result,
         shim_stats=stats,
         msgs_check=check,

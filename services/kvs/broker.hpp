@@ -46,6 +46,7 @@
 #include "apply.hpp"
 #include "content.hpp"
 #include "dirent.hpp"
+#include "error.hpp"
 #include "fabric.hpp"
 #include "proto.hpp"
 #include "txn.hpp"
@@ -161,6 +162,8 @@ private:
 	void fence_join(FenceBatch batch);
 	void fence_maybe_forward(const std::string &name, bool force);
 	void fence_apply(const std::string &name);
+	/* Ends a fence with an error for every participant at or below here. */
+	void fence_fail(const std::string &name, const Error &e);
 	void on_fence(Msg &m);
 	void on_setroot(Msg &m);
 	void on_fence_error(Msg &m);

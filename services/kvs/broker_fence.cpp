@@ -23,14 +23,8 @@ void Broker::fence_join(FenceBatch batch)
 		} catch (const Error &e) {
 			/* More participants than nprocs, or a different nprocs:
 			 * the fence cannot complete; tell everyone below. */
-			Msg m;
-			m.type = MsgType::FENCE_ERR;
-			m.src = rank_;
-			m.names = {name};
-			m.errnum = e.errnum();
-			m.error = "fence '" + name + "': " + e.what();
 			fences_.erase(name);
-			on_fence_error(m);
+			fence_fail(name, e);
 			return;
 		}
 	}
@@ -78,18 +72,23 @@ void Broker::fence_apply(const std::string &name)
 		root_ = {root_.version + 1, a.root_ref};
 		store_.set_root(root_);
 	} catch (const Error &e) {
-		Msg m;
-		m.type = MsgType::FENCE_ERR;
-		m.src = rank_;
-		m.names = {name};
-		m.errnum = e.errnum();
-		m.error = "fence '" + name + "': " + e.what();
-		on_fence_error(m);
+		fence_fail(name, e);
 		return;
 	}
 	stats_.fences_applied++;
 	stats_.fence_ops_out += b.ops.size();
 	publish_root({name});
+}
+
+void Broker::fence_fail(const std::string &name, const Error &e)
+{
+	Msg m;
+	m.type = MsgType::FENCE_ERR;
+	m.src = rank_;
+	m.names = {name};
+	m.errnum = e.errnum();
+	m.error = "fence '" + name + "': " + e.what();
+	on_fence_error(m);
 }
 
 void Broker::publish_root(const std::vector<std::string> &names)
