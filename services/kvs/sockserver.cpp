@@ -112,11 +112,13 @@ void SockServer::stop()
 	acceptor_.join();
 	{
 		std::lock_guard lk(mu_);
-		for (int fd : conn_fds_)
-			shutdown(fd, SHUT_RDWR);
+		for (auto &c : conns_)
+			if (!c.done)
+				shutdown(c.fd, SHUT_RDWR);
 	}
-	for (auto &t : conns_)
-		t.join();
+	for (auto &c : conns_)
+		c.thread.join();
+	conns_.clear();
 	close(listen_fd_);
 	close(wake_[0]);
 	close(wake_[1]);
@@ -132,14 +134,33 @@ void SockServer::accept_loop()
 		int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
 		if (fd < 0)
 			continue;
+		reap();
 		std::lock_guard lk(mu_);
-		conn_fds_.push_back(fd);
-		conns_.emplace_back([this, fd] { serve(fd); });
+		Conn &c = conns_.emplace_back();
+		c.fd = fd;
+		c.thread = std::thread([this, &c] { serve(&c); });
 	}
 }
 
-void SockServer::serve(int fd)
+void SockServer::reap()
 {
+	std::list<Conn> gone;
+	{
+		std::lock_guard lk(mu_);
+		for (auto it = conns_.begin(); it != conns_.end();) {
+			auto next = std::next(it);
+			if (it->done)
+				gone.splice(gone.end(), conns_, it);
+			it = next;
+		}
+	}
+	for (auto &c : gone)
+		c.thread.join();
+}
+
+void SockServer::serve(Conn *conn)
+{
+	int fd = conn->fd;
 	Client client(broker_);
 	std::string buf;
 	char chunk[4096];
@@ -163,8 +184,8 @@ void SockServer::serve(int fd)
 	}
 out:
 	std::lock_guard lk(mu_);
-	conn_fds_.remove(fd);
 	close(fd);
+	conn->done = true;
 }
 
 std::string SockServer::answer(Client &c, const std::string &line)

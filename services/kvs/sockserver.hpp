@@ -15,8 +15,9 @@
  *   {"op":"stats"}                          -> {"ok":true,"stats":{...}}
  * Failures: {"ok":false,"errnum":E,"error":"<one line>"}.
  *
- * Threads: one accepts, one per connection; stop() closes the listener and
- * every connection and joins them.
+ * Threads: one accepts, one per connection (joined by the acceptor once its
+ * client left); stop() closes the listener and every connection and joins
+ * them.
  */
 #pragma once
 
@@ -38,8 +39,15 @@ public:
 	void stop();
 
 private:
+	struct Conn {
+		int fd;
+		bool done = false;	/* the client left; guarded by mu_ */
+		std::thread thread;
+	};
+
 	void accept_loop();
-	void serve(int fd);
+	void reap();
+	void serve(Conn *c);
 	std::string answer(class Client &c, const std::string &line);
 
 	Broker &broker_;
@@ -48,9 +56,8 @@ private:
 	int wake_[2] = {-1, -1};
 	std::atomic<bool> stopping_{false};
 	std::thread acceptor_;
-	std::mutex mu_;
-	std::list<std::thread> conns_;
-	std::list<int> conn_fds_;
+	std::mutex mu_;			/* guards conns_ and Conn::done */
+	std::list<Conn> conns_;		/* a list: serve() holds its element */
 };
 
 } // namespace kvs
