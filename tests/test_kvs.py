@@ -11,9 +11,13 @@
 
 from __future__ import annotations
 
+import base64
+import errno
+import json
 import os
 import queue
 import signal
+import socket
 import subprocess
 import threading
 import time
@@ -221,3 +225,31 @@ def test_root_restart_keeps_committed_data(mpirun_bin: str, tmp_path: Path) -> N
         assert dump.stdout.splitlines() == ["kept.a = alpha", "kept.b = beta", "kept.c = gamma"]
     finally:
         second.stop()
+
+
+def sock_call(sock: str, *reqs: dict[str, object], timeout: float = CLI_TIMEOUT) -> list[dict]:
+    """Requests on one connection of a broker's socket (services/kvs/sockserver.hpp)."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+        s.settimeout(timeout)
+        s.connect(sock)
+        f = s.makefile("rw")
+        out = []
+        for req in reqs:
+            f.write(json.dumps(req) + "\n")
+            f.flush()
+            out.append(json.loads(f.readline()))
+        return out
+
+
+def test_abandoned_fence_fails_and_leaves_nothing_behind(brokers: Brokers) -> None:
+    """A fence whose participants never all come times out everywhere; its ops are not
+    applied by a later fence of the same name (which starts afresh and times out too)."""
+    value = base64.b64encode(b"1").decode()
+    first = sock_call(brokers.sock(1), {"op": "put", "key": "lone.a", "value": value},
+                      {"op": "fence", "name": "pair", "nprocs": 2})  # fmt: skip
+    assert first[1]["ok"] is False and first[1]["errnum"] == errno.ETIMEDOUT
+    second = sock_call(brokers.sock(2), {"op": "put", "key": "lone.b", "value": value},
+                       {"op": "fence", "name": "pair", "nprocs": 2})  # fmt: skip
+    assert second[1]["ok"] is False, second
+    assert cli(brokers.sock(0), "get", "lone.a").returncode == 1
+    assert cli(brokers.sock(0), "get", "lone.b").returncode == 1

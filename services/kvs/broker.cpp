@@ -41,7 +41,7 @@ std::string seconds(std::chrono::milliseconds d)
 } // namespace
 
 Broker::Broker(const Config &cfg, uint32_t rank, uint32_t size)
-    : cfg_(cfg), rank_(rank), size_(size), fabric_(cfg.provider, rank),
+    : cfg_(cfg), rank_(rank), size_(size), fabric_(cfg.provider, rank, cfg.timeout),
       store_(rank == 0 ? cfg.sqlite : std::string())
 {
 	if (cfg.fanout < 1)
@@ -79,6 +79,7 @@ void Broker::start(const std::vector<std::string> &addrs)
 	fabric_.set_peers(addrs);
 	if (rank_ == 0)
 		publish_root({});
+	running_ = true;
 	thread_ = std::thread([this] { run(); });
 }
 
@@ -92,6 +93,7 @@ void Broker::stop()
 	}
 	cv_.notify_one();
 	thread_.join();
+	running_ = false;
 }
 
 void Broker::send(uint32_t peer, const Msg &m)
@@ -126,9 +128,17 @@ void Broker::run()
 		std::lock_guard lk(mu_);
 		thread_error_ = e.what();
 	}
-	/* Nobody is left to answer: fail every request still waiting. */
+	/* Nobody is left to answer: fail every request still waiting.  A
+	 * request may wait in two places (a fence and a load); answered makes
+	 * the second answer a no-op. */
 	std::string why = thread_error_.empty() ? "broker stopped" : thread_error_;
-	take_requests();
+	{
+		std::deque<ReqPtr> left;
+		std::lock_guard lk(mu_);
+		left.swap(incoming_);
+		for (auto &r : left)
+			fail(r, ESHUTDOWN, why);
+	}
 	for (auto &[n, r] : fence_waiters_)
 		fail(r, ESHUTDOWN, "fence '" + n + "': " + why);
 	for (auto &[ref, l] : loads_)
@@ -158,7 +168,7 @@ Reply Broker::call(ReqPtr req)
 	auto fut = req->done.get_future();
 	{
 		std::lock_guard lk(mu_);
-		if (!thread_.joinable() || stopping_ || !thread_error_.empty())
+		if (!running_ || stopping_ || !thread_error_.empty())
 			throw Error(ESHUTDOWN, "kvs broker " + std::to_string(rank_) +
 						       " is not running" +
 						       (thread_error_.empty() ? "" : ": " + thread_error_));
@@ -247,6 +257,9 @@ void Broker::handle(ReqPtr req)
 
 void Broker::finish(const ReqPtr &req, Reply r)
 {
+	if (req->answered)
+		return;
+	req->answered = true;
 	req->done.set_value(std::move(r));
 }
 
@@ -255,7 +268,7 @@ void Broker::fail(const ReqPtr &req, int errnum, const std::string &what)
 	Reply r;
 	r.errnum = errnum;
 	r.error = what;
-	req->done.set_value(std::move(r));
+	finish(req, std::move(r));
 }
 
 void Broker::check_timers()
@@ -263,8 +276,22 @@ void Broker::check_timers()
 	auto now = Clock::now();
 	for (auto it = fences_.begin(); it != fences_.end();) {
 		auto next = std::next(it);
-		if (rank_ != 0 && now - it->second.first >= cfg_.fence_hold)
+		if (rank_ != 0 && now - it->second.first >= cfg_.fence_hold) {
 			fence_maybe_forward(it->first, true);
+		} else if (rank_ == 0 && now - it->second.first >= cfg_.timeout * 9 / 10) {
+			/* Participants that never came: end the fence everywhere,
+			 * so a later fence of the same name starts afresh.  The
+			 * root gives up a little before the participants' own
+			 * deadlines, so once one reports the timeout the fence is
+			 * gone and cannot absorb a later one of the same name. */
+			const FenceBatch &b = it->second.merger->batch();
+			std::string name = it->first;
+			Error e(ETIMEDOUT, std::to_string(b.count) + " of " +
+						   std::to_string(b.nprocs) +
+						   " participants joined within " + seconds(cfg_.timeout));
+			fences_.erase(it);
+			fence_fail(name, e);
+		}
 		it = next;
 	}
 	std::string parent = rank_ ? "broker " + std::to_string((rank_ - 1) / cfg_.fanout) :
@@ -317,6 +344,13 @@ void Broker::on_msg(std::string &&bytes)
 {
 	try {
 		Msg m = msg_decode(bytes);
+		bool up = m.type == MsgType::FENCE || m.type == MsgType::LOAD;
+		bool from_child = m.src > 0 && m.src < size_ && (m.src - 1) / cfg_.fanout == rank_;
+		bool from_parent = rank_ > 0 && m.src == (rank_ - 1) / cfg_.fanout;
+		if (up ? !from_child : !from_parent)
+			throw Error(EPROTO, std::string(msg_type_name(m.type)) + " from broker " +
+						    std::to_string(m.src) + ", which is not " +
+						    (up ? "a child" : "the parent") + " of this one");
 		switch (m.type) {
 		case MsgType::FENCE: on_fence(m); break;
 		case MsgType::SETROOT: on_setroot(m); break;

@@ -134,6 +134,7 @@ private:
 		Clock::time_point deadline;
 		std::string waiting_for;	/* for the timeout message */
 		std::promise<Reply> done;
+		bool answered = false;		/* done is set; later answers are dropped */
 	};
 	using ReqPtr = std::shared_ptr<Request>;
 	struct FenceState {
@@ -195,6 +196,7 @@ private:
 	std::condition_variable cv_;	/* a request arrived, or stop */
 	std::deque<ReqPtr> incoming_;
 	std::atomic<bool> stopping_{false};
+	std::atomic<bool> running_{false};	/* between start() and stop() */
 	std::thread thread_;
 	std::string thread_error_;
 };

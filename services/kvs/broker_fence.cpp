@@ -69,8 +69,10 @@ void Broker::fence_apply(const std::string &name)
 	fences_.erase(it);
 	try {
 		Applied a = apply_ops(store_, root_.ref, b.ops, cfg_.limits);
-		root_ = {root_.version + 1, a.root_ref};
-		store_.set_root(root_);
+		RootRef next{root_.version + 1, a.root_ref};
+		/* Durable first: a failed commit leaves the previous root. */
+		store_.set_root(next);
+		root_ = next;
 	} catch (const Error &e) {
 		fence_fail(name, e);
 		return;
@@ -139,6 +141,7 @@ void Broker::on_fence_error(Msg &m)
 	for (uint32_t c : children_)
 		send(c, m);
 	const std::string &name = m.names.at(0);
+	fences_.erase(name);
 	auto [lo, hi] = fence_waiters_.equal_range(name);
 	for (auto it = lo; it != hi; ++it)
 		fail(it->second, m.errnum, m.error);

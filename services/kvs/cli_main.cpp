@@ -215,5 +215,9 @@ int main(int argc, char **argv)
 	} catch (const Refused &e) {
 		std::fprintf(stderr, "loggp-kvs: %s\n", e.what());
 		return 1;
+	} catch (const nlohmann::json::exception &e) {
+		std::fprintf(stderr, "loggp-kvs: the broker's answer is not what this tool "
+			     "expects: %s\n", e.what());
+		return 3;
 	}
 }

@@ -25,6 +25,8 @@ constexpr uint8_t kFrameFrag = 1;
 /* kind, sender's rank, message id, message length, offset of this piece */
 constexpr size_t kFragHeader = 1 + 4 + 4 + 4 + 4;
 constexpr size_t kFragData = Fabric::kCtrlMax - kFragHeader;
+/* Longest message accepted in pieces: bounds what a bad frame can allocate. */
+constexpr size_t kMaxMessage = 256u << 20;
 /* Completions reaped per fi_cq_read call. */
 constexpr size_t kReapBatch = 16;
 
@@ -45,8 +47,8 @@ struct Fabric::Op {
 	uint64_t tag = 0;
 };
 
-Fabric::Fabric(const std::string &provider, uint32_t rank)
-    : provider_(provider), rank_(rank)
+Fabric::Fabric(const std::string &provider, uint32_t rank, std::chrono::milliseconds ttl)
+    : provider_(provider), rank_(rank), ttl_(ttl)
 {
 	struct fi_info *hints = fi_allocinfo();
 	if (!hints)
@@ -186,9 +188,9 @@ void Fabric::send(uint32_t peer, std::string bytes)
 	if (peer >= peers_.size())
 		throw Error(EINVAL, "send to broker " + std::to_string(peer) + " of " +
 					    std::to_string(peers_.size()));
-	if (bytes.size() > UINT32_MAX)
+	if (bytes.size() > kMaxMessage)
 		throw Error(EFBIG, "broker message of " + std::to_string(bytes.size()) +
-					   " bytes (at most 4 GiB)");
+					   " bytes (at most " + std::to_string(kMaxMessage) + ")");
 	if (bytes.size() + 1 <= kCtrlMax) {
 		std::string frame;
 		frame.reserve(bytes.size() + 1);
@@ -214,13 +216,30 @@ void Fabric::send(uint32_t peer, std::string bytes)
 
 void Fabric::push_queue()
 {
+	/* Receives first: a peer that cannot take our sends must not keep
+	 * us from taking its. */
+	while (!recv_retry_.empty()) {
+		auto op = std::move(recv_retry_.front());
+		recv_retry_.pop_front();
+		size_t before = recv_retry_.size();
+		post_recv(std::move(op));
+		if (recv_retry_.size() > before)
+			break;
+	}
 	while (!queued_.empty()) {
 		Op &op = *queued_.front();
 		int ret = try_send(op);
 		if (ret == -FI_EAGAIN)
 			return;
-		if (ret)
-			fail("fi_tsend", ret);
+		if (ret) {
+			/* Dropped and reported: whoever waits for its effect
+			 * times out naming the peer. */
+			stats_.send_errors++;
+			errors_.emplace_back(op.peer, std::string("fi_tsend failed: ") +
+							      fi_strerror(-ret));
+			queued_.pop_front();
+			continue;
+		}
 		stats_.msgs_sent++;
 		stats_.bytes_sent += op.buf.size();
 		sends_inflight_++;
@@ -228,14 +247,62 @@ void Fabric::push_queue()
 		inflight_[static_cast<Op *>(key)] = std::move(queued_.front());
 		queued_.pop_front();
 	}
-	while (!recv_retry_.empty()) {
-		auto op = std::move(recv_retry_.front());
-		recv_retry_.pop_front();
-		size_t before = recv_retry_.size();
-		post_recv(std::move(op));
-		if (recv_retry_.size() > before)
-			return;
+}
+
+void Fabric::expire_partial()
+{
+	auto now = std::chrono::steady_clock::now();
+	for (auto it = partial_.begin(); it != partial_.end();) {
+		if (now - it->second.first < ttl_) {
+			++it;
+			continue;
+		}
+		errors_.emplace_back(static_cast<uint32_t>(it->first >> 32),
+				     "dropped a message missing pieces after the timeout");
+		it = partial_.erase(it);
 	}
+}
+
+void Fabric::on_piece(const Op &op, size_t len, const MsgFn &on_msg)
+{
+	uint32_t src, id, total, off;
+	std::memcpy(&src, &op.buf[1], 4);
+	std::memcpy(&id, &op.buf[5], 4);
+	std::memcpy(&total, &op.buf[9], 4);
+	std::memcpy(&off, &op.buf[13], 4);
+	size_t n = len - kFragHeader;
+	/* Pieces are cut at multiples of kFragData; anything else, or a
+	 * length that disagrees with the first piece's, is not ours. */
+	if (total <= kFragData || total > kMaxMessage || off % kFragData || off >= total ||
+	    n != std::min<size_t>(kFragData, total - off)) {
+		errors_.emplace_back(src, "malformed message piece (" + std::to_string(off) +
+						  "+" + std::to_string(n) + " of " +
+						  std::to_string(total) + "), dropped");
+		return;
+	}
+	uint64_t key = (uint64_t(src) << 32) | id;
+	auto [it, fresh] = partial_.try_emplace(key);
+	Partial &p = it->second;
+	if (fresh) {
+		p.buf.resize(total);
+		p.seen.assign((total + kFragData - 1) / kFragData, false);
+		p.first = std::chrono::steady_clock::now();
+	} else if (p.buf.size() != total) {
+		errors_.emplace_back(src, "message piece disagrees with its message's length, "
+					  "dropped");
+		return;
+	}
+	size_t idx = off / kFragData;
+	if (p.seen[idx])
+		return;
+	p.seen[idx] = true;
+	std::memcpy(p.buf.data() + off, op.buf.data() + kFragHeader, n);
+	p.got += n;
+	if (p.got < total)
+		return;
+	std::string msg = std::move(p.buf);
+	partial_.erase(it);
+	on_msg(std::move(msg));
 }
 
 void Fabric::complete(Op *key, size_t len, const MsgFn &on_msg)
@@ -258,33 +325,13 @@ void Fabric::complete(Op *key, size_t len, const MsgFn &on_msg)
 		return;
 	}
 	if (len > kFragHeader && op->buf[0] == static_cast<char>(kFrameFrag)) {
-		uint32_t src, id, total, off;
-		std::memcpy(&src, &op->buf[1], 4);
-		std::memcpy(&id, &op->buf[5], 4);
-		std::memcpy(&total, &op->buf[9], 4);
-		std::memcpy(&off, &op->buf[13], 4);
-		size_t n = len - kFragHeader;
-		if (off > total || n > total - off) {
-			post_recv(std::move(op));
-			throw Error(EPROTO, "message piece at " + std::to_string(off) + "+" +
-						    std::to_string(n) + " beyond its length " +
-						    std::to_string(total));
-		}
-		Partial &p = partial_[(uint64_t(src) << 32) | id];
-		if (p.buf.empty())
-			p.buf.resize(total);
-		std::memcpy(p.buf.data() + off, op->buf.data() + kFragHeader, n);
-		p.got += n;
+		on_piece(*op, len, on_msg);
 		post_recv(std::move(op));
-		if (p.got < total)
-			return;
-		std::string msg = std::move(p.buf);
-		partial_.erase((uint64_t(src) << 32) | id);
-		on_msg(std::move(msg));
 		return;
 	}
 	post_recv(std::move(op));
-	throw Error(EPROTO, "malformed control frame of " + std::to_string(len) + " bytes");
+	errors_.emplace_back(UINT32_MAX, "malformed frame of " + std::to_string(len) +
+						 " bytes, dropped");
 }
 
 size_t Fabric::reap(struct fi_cq_tagged_entry *e, ssize_t n, const MsgFn &on_msg)
@@ -325,6 +372,9 @@ size_t Fabric::progress(const MsgFn &on_msg, const ErrFn &on_err)
 	struct fi_cq_tagged_entry e[kReapBatch];
 	size_t handled = 0;
 
+	if (!partial_.empty())
+		expire_partial();
+
 	push_queue();
 	for (;;) {
 		ssize_t n = fi_cq_read(cq_, e, kReapBatch);
@@ -340,6 +390,9 @@ size_t Fabric::progress(const MsgFn &on_msg, const ErrFn &on_err)
 		break;
 	}
 	push_queue();
+	for (auto &[peer, what] : errors_)
+		on_err(peer, what);
+	errors_.clear();
 	return handled;
 }
 

@@ -18,6 +18,7 @@
  */
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -43,8 +44,9 @@ class Fabric {
 public:
 	static constexpr size_t kCtrlMax = 16 * 1024;
 
-	/* Opens provider ("tcp;ofi_rxm", "shm", ...) for rank of nranks. */
-	Fabric(const std::string &provider, uint32_t rank);
+	/* Opens provider ("tcp;ofi_rxm", "shm", ...) for rank; a message whose
+	 * pieces have not all come within ttl is dropped (and reported). */
+	Fabric(const std::string &provider, uint32_t rank, std::chrono::milliseconds ttl);
 	~Fabric();
 	Fabric(const Fabric &) = delete;
 	Fabric &operator=(const Fabric &) = delete;
@@ -55,11 +57,15 @@ public:
 	void set_peers(const std::vector<std::string> &addrs);
 	const std::string &provider() const { return provider_; }
 
-	/* Queues bytes for peer; never blocks (progress() pushes the queue). */
+	/* Queues bytes for peer; never blocks (progress() pushes the queue).
+	 * Throws only for a bad peer or an oversized message; a send that
+	 * fails later is reported to progress()'s error callback. */
 	void send(uint32_t peer, std::string bytes);
 	/*
 	 * Reaps completions, hands each received message to on_msg, retries
-	 * queued sends.  Returns the number of completions handled.
+	 * queued sends, and reports failed sends and dropped (malformed or
+	 * incomplete) messages to on_err, with the peer's rank or UINT32_MAX.
+	 * Returns the number of completions handled.
 	 */
 	using MsgFn = std::function<void(std::string &&)>;
 	using ErrFn = std::function<void(uint32_t peer, const std::string &what)>;
@@ -72,6 +78,8 @@ private:
 	struct Op;
 	void post_recv(std::unique_ptr<Op> op);
 	void queue_frame(uint32_t peer, std::string frame);
+	void on_piece(const Op &op, size_t len, const MsgFn &on_msg);
+	void expire_partial();
 	int try_send(Op &op);
 	void push_queue();
 	void complete(Op *op, size_t len, const MsgFn &on_msg);
@@ -94,11 +102,15 @@ private:
 	size_t sends_inflight_ = 0;
 	struct Partial {
 		std::string buf;
+		std::vector<bool> seen;		/* pieces already copied */
 		size_t got = 0;
+		std::chrono::steady_clock::time_point first;
 	};
 	/* Messages in pieces, by sender rank << 32 | message id. */
 	std::unordered_map<uint64_t, Partial> partial_;
 	uint32_t frag_seq_ = 0;
+	std::chrono::milliseconds ttl_;
+	std::vector<std::pair<uint32_t, std::string>> errors_;	/* for on_err */
 	FabricStats stats_;
 };
 

@@ -207,6 +207,8 @@ std::string SockServer::answer(Client &c, const std::string &line)
 			rep["version"] = c.commit();
 		} else if (op == "fence") {
 			uint64_t n = opt_version(req, "nprocs");
+			if (n < 1 || n > UINT32_MAX)
+				throw Error(EINVAL, "\"nprocs\" must be from 1 to 4294967295");
 			rep["version"] = c.fence(need_string(req, "name"), static_cast<uint32_t>(n));
 		} else if (op == "get") {
 			std::string v = c.get(need_string(req, "key"), opt_version(req, "version"));
@@ -236,8 +238,11 @@ std::string SockServer::answer(Client &c, const std::string &line)
 		}
 	} catch (const Error &e) {
 		rep = {{"ok", false}, {"errnum", e.errnum()}, {"error", e.what()}};
+	} catch (const std::exception &e) {
+		/* A request this server cannot serve must not end the process. */
+		rep = {{"ok", false}, {"errnum", EIO}, {"error", e.what()}};
 	}
-	return rep.dump();
+	return rep.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
 } // namespace kvs
