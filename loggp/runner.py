@@ -1,7 +1,7 @@
 """`loggp run`: runs an experiment's plan point by point and stores every outcome.
 
 A point that fails is recorded (status, exit code, stderr tail) and the run goes on, unless
-fail_fast.  Ctrl-C kills the running point's processes, marks the run interrupted and
+fail_fast.  Ctrl-C or SIGTERM kills the running point's processes, marks the run interrupted and
 leaves every finished point stored; --resume continues with the points not yet stored.
 """
 
@@ -69,9 +69,13 @@ def _tail(path: Path) -> str:
     return "\n".join(lines[-_TAIL_LINES:])
 
 
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
 def _execute(launch: Launch, point_dir: Path, timeout: float) -> tuple[int | None, bool]:
     """Runs the point's command in its own process group; (exit status, timed out).
-    Ctrl-C kills the group before propagating, so no rank outlives the runner."""
+    Ctrl-C or SIGTERM kills the group before propagating, so no rank outlives the runner."""
     with (point_dir / "stdout").open("wb") as out, (point_dir / "stderr").open("wb") as err:
         proc = subprocess.Popen(
             launch.argv,
@@ -257,6 +261,10 @@ def run_plan(
     todo = [p for p in plan if p.point_id not in done]
     summary = RunSummary(run_dir, len(plan), len(plan) - len(todo), 0, [], False)
     server: PrometheusServer | None = None
+    # kill (SIGTERM) stops a run like Ctrl-C: the point's processes are killed and every
+    # finished point stays stored for --resume.  (A run started in the background of a
+    # shell has SIGINT ignored, so SIGTERM is how one stops it.)
+    old_term = signal.signal(signal.SIGTERM, _interrupt)
     try:
         if opts.wire is not None:
             opts.wire.save()
@@ -308,6 +316,7 @@ def run_plan(
         summary.interrupted = True
         rec.state = "interrupted"
     finally:
+        signal.signal(signal.SIGTERM, old_term)
         write_run(run_dir, rec)
         if opts.wire is not None:
             try:

@@ -11,6 +11,7 @@ environment variable FAKE_WORKLOAD picks a misbehaviour for one latency value:
   hang:<lat>       block until killed at that latency
   interrupt:<lat>  send SIGINT to the runner (the parent) once, at that latency, then exit 0
                    (a marker file next to the point's logs makes "once")
+  terminate:<lat>  the same with SIGTERM
 """
 
 from __future__ import annotations
@@ -37,12 +38,12 @@ def main() -> int:
         return 3
     if hit and mode == "hang":
         threading.Event().wait()
-    if hit and mode == "interrupt":
+    if hit and mode in ("interrupt", "terminate"):
         marker = Path(os.environ["FAKE_MARKER"])
         if not marker.exists():
             marker.write_text("interrupted once\n")
-            os.kill(os.getppid(), signal.SIGINT)
-            threading.Event().wait()  # the runner kills us when it handles the SIGINT
+            os.kill(os.getppid(), signal.SIGINT if mode == "interrupt" else signal.SIGTERM)
+            threading.Event().wait()  # the runner kills us when it handles the signal
     if hit and mode == "silent":
         print("no result here")
         return 0

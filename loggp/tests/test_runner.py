@@ -123,14 +123,17 @@ def test_fail_fast_stops(fake_build: Path, tmp_path: Path) -> None:
     assert json.loads((out / "run.json").read_text())["state"] == "stopped"
 
 
-def test_interrupted_run_resumes_to_the_same_results(fake_build: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("mode", ["interrupt", "terminate"])  # Ctrl-C, or kill
+def test_interrupted_run_resumes_to_the_same_results(
+    fake_build: Path, tmp_path: Path, mode: str
+) -> None:
     exp = write_experiment(tmp_path)
     whole = tmp_path / "whole"
     assert loggp("run", str(exp), "--out", str(whole), "--no-prometheus",
                  "--no-report").returncode == 0  # fmt: skip
 
     parts = tmp_path / "parts"
-    env = {"FAKE_WORKLOAD": "interrupt:30", "FAKE_MARKER": str(tmp_path / "marker")}
+    env = {"FAKE_WORKLOAD": f"{mode}:30", "FAKE_MARKER": str(tmp_path / "marker")}
     first = loggp("run", str(exp), "--out", str(parts), "--no-prometheus", "--no-report",
                   env_extra=env)  # fmt: skip
     assert first.returncode == 130, first.stderr + first.stdout
