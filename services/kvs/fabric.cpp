@@ -180,7 +180,8 @@ void Fabric::queue_frame(uint32_t peer, std::string frame)
 	op->buf = std::move(frame);
 	op->peer = peer;
 	op->tag = kTagCtrl;
-	queued_.push_back(std::move(op));
+	queued_[peer].push_back(std::move(op));
+	queued_count_++;
 }
 
 void Fabric::send(uint32_t peer, std::string bytes)
@@ -226,26 +227,32 @@ void Fabric::push_queue()
 		if (recv_retry_.size() > before)
 			break;
 	}
-	while (!queued_.empty()) {
-		Op &op = *queued_.front();
-		int ret = try_send(op);
-		if (ret == -FI_EAGAIN)
-			return;
-		if (ret) {
-			/* Dropped and reported: whoever waits for its effect
-			 * times out naming the peer. */
-			stats_.send_errors++;
-			errors_.emplace_back(op.peer, std::string("fi_tsend failed: ") +
-							      fi_strerror(-ret));
-			queued_.pop_front();
-			continue;
+	/* One queue per peer: a peer that keeps refusing (EAGAIN) holds up
+	 * only what is bound for it. */
+	for (auto it = queued_.begin(); it != queued_.end();) {
+		auto &q = it->second;
+		while (!q.empty()) {
+			Op &op = *q.front();
+			int ret = try_send(op);
+			if (ret == -FI_EAGAIN)
+				break;
+			if (ret) {
+				/* Dropped and reported: whoever waits for its
+				 * effect times out naming the peer. */
+				stats_.send_errors++;
+				errors_.emplace_back(op.peer, std::string("fi_tsend failed: ") +
+								      fi_strerror(-ret));
+			} else {
+				stats_.msgs_sent++;
+				stats_.bytes_sent += op.buf.size();
+				sends_inflight_++;
+				void *key = &op.ctx;
+				inflight_[static_cast<Op *>(key)] = std::move(q.front());
+			}
+			q.pop_front();
+			queued_count_--;
 		}
-		stats_.msgs_sent++;
-		stats_.bytes_sent += op.buf.size();
-		sends_inflight_++;
-		void *key = &op.ctx;
-		inflight_[static_cast<Op *>(key)] = std::move(queued_.front());
-		queued_.pop_front();
+		it = q.empty() ? queued_.erase(it) : std::next(it);
 	}
 }
 

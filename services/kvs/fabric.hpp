@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -71,7 +72,7 @@ public:
 	using ErrFn = std::function<void(uint32_t peer, const std::string &what)>;
 	size_t progress(const MsgFn &on_msg, const ErrFn &on_err);
 	/* Sends not yet completed (queued or in flight). */
-	size_t sends_pending() const { return queued_.size() + sends_inflight_; }
+	size_t sends_pending() const { return queued_count_ + sends_inflight_; }
 	const FabricStats &stats() const { return stats_; }
 
 private:
@@ -97,7 +98,8 @@ private:
 	struct fid_ep *ep_ = nullptr;
 	std::vector<fi_addr_t> peers_;
 	std::unordered_map<Op *, std::unique_ptr<Op>> inflight_;
-	std::deque<std::unique_ptr<Op>> queued_;
+	std::map<uint32_t, std::deque<std::unique_ptr<Op>>> queued_;	/* by peer */
+	size_t queued_count_ = 0;
 	std::deque<std::unique_ptr<Op>> recv_retry_;
 	size_t sends_inflight_ = 0;
 	struct Partial {
