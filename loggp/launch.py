@@ -121,7 +121,7 @@ def netns_agent(prefix: str, hosts: int, out: Path) -> Path:
         f"\t*) echo \"loggp netns agent: unknown host '$host' (testbed {prefix} has "
         f'{host_addr(0)}..{host_addr(hosts - 1)})" >&2\n\t\texit 255 ;;\n'
         "esac\n"
-        'exec ip netns exec "$ns" /bin/sh -c "$*"\n'
+        f'exec {tool("ip", "iproute2")} netns exec "$ns" /bin/sh -c "$*"\n'
     )
     out.chmod(0o755)
     return out

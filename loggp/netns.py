@@ -137,13 +137,19 @@ def stop(pid: int, start_time: int, timeout: float) -> str:
     at start_time; what happened: "not running", "stopped" or "killed"."""
     if not alive(pid, start_time):
         return "not running"
-    os.kill(pid, signal.SIGTERM)
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return "stopped"  # it exited between the check and the signal
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if not alive(pid, start_time):
             return "stopped"
         time.sleep(0.05)
-    os.kill(pid, signal.SIGKILL)
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        return "stopped"
     while alive(pid, start_time) and time.monotonic() < deadline + 5:
         time.sleep(0.05)
     return "killed"

@@ -195,10 +195,19 @@ def _check_up_allowed(prefix: str, n: int) -> None:
         )
 
 
+def _queue_pkts(knob_args: list[str]) -> int:
+    """The delay line's length the wire will size its pool for (its default 8192)."""
+    for flag, value in zip(knob_args, knob_args[1:], strict=False):
+        if flag == "--queue-pkts" and value.isdigit():
+            return max(int(value), 8192)
+    return 8192
+
+
 def _wire_argv(state: State, knob_args: list[str]) -> list[str]:
     # af_packet's default ring overflows silently under a 1 Gbit/s TCP stream; 4096
-    # frames per ring do not (emulator/wire/README.md).  Memory grows with the ports.
-    mem_mb = max(256, 128 + 24 * len(state.interfaces))
+    # frames per ring do not (emulator/wire/README.md).  Memory: the mbuf pool holds
+    # each port's delay line (--queue-pkts, default 8192) at about 2.4 KiB a packet.
+    mem_mb = max(256, 128 + len(state.interfaces) * (_queue_pkts(knob_args) + 64) * 5 // 2048)
     argv = [
         str(wire_binary()), "-l", str(WIRE_CPU), "--no-huge", "--no-pci", "-m", str(mem_mb),
         f"--file-prefix={Path(state.runtime_dir).name}",
@@ -270,15 +279,19 @@ def up(prefix: str, n: int, knob_args: list[str], metrics: str | None) -> State:
         runtime_dir=f"/var/run/dpdk/loggp-{prefix}",
     )
     state.save()
+    proc: subprocess.Popen[bytes] | None = None
     try:
         for i in range(n):
             ns, root_if = host_ns(prefix, i), wire_if(prefix, i)
-            netns.ns_add(ns)
+            # Recorded before it is made: _check_up_allowed has just seen the names
+            # free, and down removes only names that exist, so a command interrupted
+            # half-way leaves nothing unrecorded.
             state.namespaces.append(ns)
             state.save()
-            netns.veth_add(root_if, ns, "eth0")
+            netns.ns_add(ns)
             state.interfaces.append(root_if)
             state.save()
+            netns.veth_add(root_if, ns, "eth0")
             netns.root_if_setup(root_if, MTU)
             netns.ns_if_setup(ns, "eth0", f"{host_addr(i)}/24", MTU)
         Path(state.control).unlink(missing_ok=True)
@@ -298,6 +311,9 @@ def up(prefix: str, n: int, knob_args: list[str], metrics: str | None) -> State:
         state.ready = True
         state.save()
     except BaseException:
+        if proc is not None and state.wire is None:
+            proc.kill()  # started, not yet recorded: down would not know it
+            proc.wait()
         down(prefix, keep_log=True)  # the error names the log
         raise
     return state

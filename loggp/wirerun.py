@@ -11,9 +11,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from loggp.errors import LoggpError
 from loggp.knobs import KnobSet
 from loggp.testbed import require
-from loggp.wirectl import WireControl, restore_request, set_request
+from loggp.wirectl import WireControl, WireControlError, restore_request, set_request
 
 _COUNTERS = ("rx_pkts", "rx_bytes", "tx_pkts", "tx_bytes")
 
@@ -63,6 +64,13 @@ class WireSession:
     def restore(self) -> None:
         if self._saved is None:
             return
+        # Every port is tried, so one refused set does not leave the rest shaped.
+        errors: list[str] = []
         with self._control() as ctl:
             for port in self._saved:
-                ctl.request(restore_request(port))
+                try:
+                    ctl.request(restore_request(port))
+                except LoggpError as e:
+                    errors.append(str(e))
+        if errors:
+            raise WireControlError(f"{len(errors)} port(s) not restored: {'; '.join(errors)}")

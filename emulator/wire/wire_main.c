@@ -8,8 +8,12 @@
  * "loggp-wire: " and exit status 1.  EAL log lines go to stderr so that
  * stdout carries only the ready line and the totals JSON.
  */
+/* CPU affinity calls (pthread_getaffinity_np, CPU_* macros) are GNU. */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <net/if.h>
+#include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -93,6 +97,34 @@ static unsigned int wire_check_vdevs(int argc, char **argv)
 	return nvdev;
 }
 
+/*
+ * Starts the control/metrics thread on the CPUs the forwarding lcore does
+ * not use (all CPUs the process had before EAL pinned it, minus the
+ * lcore's), so a scrape or a set never preempts forwarding.  A thread
+ * inherits its creator's mask, so the main thread borrows that mask for
+ * the creation and takes its own back.  With no other CPU it shares.
+ */
+static int wire_start_control(const cpu_set_t *before, struct wire_server **srv,
+			      struct wire_state *st, const struct wire_conf *conf,
+			      uint16_t *mport, char *err, size_t errlen)
+{
+	cpu_set_t lcore, ctl = *before;
+	int cpu, rc;
+
+	if (pthread_getaffinity_np(pthread_self(), sizeof(lcore), &lcore))
+		CPU_ZERO(&lcore);
+	for (cpu = 0; cpu < CPU_SETSIZE; cpu++)
+		if (CPU_ISSET(cpu, &lcore))
+			CPU_CLR(cpu, &ctl);
+	if (CPU_COUNT(&ctl) && CPU_COUNT(&lcore))
+		pthread_setaffinity_np(pthread_self(), sizeof(ctl), &ctl);
+	rc = wire_server_start(srv, st, conf->control_path, conf->metrics_host,
+			       conf->metrics_port, mport, err, errlen);
+	if (CPU_COUNT(&ctl) && CPU_COUNT(&lcore))
+		pthread_setaffinity_np(pthread_self(), sizeof(lcore), &lcore);
+	return rc;
+}
+
 static int wire_write_file(const char *path, const char *text)
 {
 	FILE *fp = fopen(path, "w");
@@ -115,6 +147,7 @@ int main(int argc, char **argv)
 	struct wire_fwd fwd = { 0 };
 	struct wire_conf conf;
 	struct wire_buf totals;
+	cpu_set_t cpus_before;
 	char err[WIRE_ERRLEN];
 	uint16_t *port_ids = NULL, pid, mport = 0;
 	unsigned int nports, nvdev, i, started = 0;
@@ -137,6 +170,8 @@ int main(int argc, char **argv)
 	 * default 50 us of timer slack. */
 	prctl(PR_SET_TIMERSLACK, 1000UL);
 	rte_openlog_stream(stderr);
+	if (sched_getaffinity(0, sizeof(cpus_before), &cpus_before))
+		CPU_ZERO(&cpus_before);
 	rc = rte_eal_init(dd, argv);
 	if (rc < 0)
 		wire_die("EAL initialisation failed: %s (see the EAL messages "
@@ -189,8 +224,8 @@ int main(int argc, char **argv)
 			 (unsigned long long)conf.queue_capacity);
 		goto err;
 	}
-	if (wire_server_start(&srv, &st, conf.control_path, conf.metrics_host,
-			      conf.metrics_port, &mport, err, sizeof(err)))
+	if (wire_start_control(&cpus_before, &srv, &st, &conf, &mport, err,
+			       sizeof(err)))
 		goto err;
 	if (conf.metrics_host[0])
 		fprintf(stderr, "loggp-wire: metrics at http://%s:%u/metrics\n",
