@@ -58,17 +58,24 @@ static uint64_t wire_egress_depart(struct wire_egress *e,
 			d = e->tat_fs + cost - tau;
 	}
 	if (s->gap_ns && e->departed) {
-		gap_end = (unsigned __int128)(e->last_depart_ns + s->gap_ns) *
+		gap_end = ((unsigned __int128)e->last_depart_ns + s->gap_ns) *
 			  LGP_FS_PER_NS;
 		if (gap_end > d)
 			d = gap_end;
 	}
 	if (s->bulk_gap_fs)
 		e->tat_fs = (e->tat_fs > d ? e->tat_fs : d) + cost;
-	/* round up: a packet never leaves before its tokens are there */
-	e->last_depart_ns = (uint64_t)((d + LGP_FS_PER_NS - 1) / LGP_FS_PER_NS);
+	/* round up: a packet never leaves before its tokens are there;
+	 * saturate, so absurd knobs hold packets rather than wrap to now */
+	d = (d + LGP_FS_PER_NS - 1) / LGP_FS_PER_NS;
+	e->last_depart_ns = d > UINT64_MAX ? UINT64_MAX : (uint64_t)d;
 	e->departed = 1;
 	return e->last_depart_ns;
+}
+
+static inline uint64_t wire_sat_add(uint64_t a, uint64_t b)
+{
+	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
 }
 
 static uint64_t wire_egress_delay(struct wire_egress *e,
@@ -81,7 +88,7 @@ static uint64_t wire_egress_delay(struct wire_egress *e,
 	j = wire_rng_next(&e->rng) % (2 * s->jitter_ns + 1);
 	if (s->latency_ns + j < s->jitter_ns)
 		return 0;
-	return s->latency_ns + j - s->jitter_ns;
+	return wire_sat_add(s->latency_ns, j) - s->jitter_ns;
 }
 
 enum wire_verdict wire_egress_admit(struct wire_egress *e,
@@ -98,7 +105,7 @@ enum wire_verdict wire_egress_admit(struct wire_egress *e,
 	if (e->line.count + 1 > s->queue_pkts || e->line.count == e->line.cap ||
 	    e->line.bytes + len > s->queue_bytes)
 		return WIRE_DROP_QUEUE;
-	r = wire_egress_depart(e, s, now_ns, len) + wire_egress_delay(e, s);
+	r = wire_sat_add(wire_egress_depart(e, s, now_ns, len), wire_egress_delay(e, s));
 	if (!e->reorder && r < e->last_release_ns)
 		r = e->last_release_ns;
 	if (r > e->last_release_ns)

@@ -152,6 +152,27 @@ static void test_gap_latency(void)
 	wire_egress_fini(&e);
 }
 
+/* Absurd knobs hold packets (release saturates), never wrap to "now". */
+static void test_saturation(void)
+{
+	struct wire_shape s = shape_plain();
+	struct wire_egress e;
+
+	s.latency_ns = UINT64_MAX - 10;
+	CHECK_EQ_INT(wire_egress_init(&e, 64, 1, 0), 0);
+	CHECK_EQ_U64(admit(&e, &s, 1000, 64), UINT64_MAX);
+	drain(&e);
+	wire_egress_fini(&e);
+
+	s = shape_plain();
+	s.gap_ns = UINT64_MAX - 5;
+	CHECK_EQ_INT(wire_egress_init(&e, 64, 1, 0), 0);
+	CHECK_EQ_U64(admit(&e, &s, 1000, 64), 1000);
+	CHECK_EQ_U64(admit(&e, &s, 1001, 64), UINT64_MAX);
+	drain(&e);
+	wire_egress_fini(&e);
+}
+
 static void test_jitter(int reorder)
 {
 	struct wire_shape s = shape_plain();
@@ -295,6 +316,7 @@ int main(void)
 	test_dline_order();
 	test_token_bucket();
 	test_gap_latency();
+	test_saturation();
 	test_jitter(0);
 	test_jitter(1);
 	test_queue_limits();
