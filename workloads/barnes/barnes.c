@@ -153,12 +153,8 @@ static int bh_parse(const struct wl_prog *p, int argc, char **argv, struct bh_op
 	ret = wl_opt_getopt(p, argc, argv, ":n:N:s:t:c:S:d:v:Xh", NULL, bh_usage, bh_opt, o);
 	if (ret)
 		return ret;
-	if (!o->total && o->per_rank > BH_BODIES_MAX / p->nranks) {
-		if (!p->rank)
-			fprintf(stderr, "barnes: bad value %lld for -n: at most %lld bodies in all\n",
-				(long long)o->per_rank, BH_BODIES_MAX);
+	if (!o->total && wl_opt_per_rank(p, 'n', o->per_rank, BH_BODIES_MAX, "bodies"))
 		return -EINVAL;
-	}
 	if (o->check == BH_CHECK_DIRECT &&
 	    ((o->total ? o->total : o->per_rank * p->nranks) > BH_DIRECT_BODIES_MAX ||
 	     o->steps > BH_DIRECT_STEPS)) {

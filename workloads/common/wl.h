@@ -115,6 +115,12 @@ int wl_opt_size(const struct wl_prog *p, int opt, const char *arg,
 /* arg one of names[0..n): *out its index; else one line naming expect. */
 int wl_opt_word(const struct wl_prog *p, int opt, const char *arg, const char *const *names,
 		int n, const char *expect, int *out);
+/*
+ * A per-rank count (-n) whose total over the ranks may not exceed max_total:
+ * 0, or one line from rank 0 naming the limit in `what` units and -EINVAL.
+ */
+int wl_opt_per_rank(const struct wl_prog *p, int opt, int64_t per_rank, int64_t max_total,
+		    const char *what);
 int wl_opt_unknown(const struct wl_prog *p, int opt);
 int wl_opt_extra(const struct wl_prog *p, const char *arg);
 

@@ -85,6 +85,17 @@ int wl_opt_size(const struct wl_prog *p, int opt, const char *arg,
 	return wl_opt_value(p, opt, arg, min, max, true, out);
 }
 
+int wl_opt_per_rank(const struct wl_prog *p, int opt, int64_t per_rank, int64_t max_total,
+		    const char *what)
+{
+	if (per_rank <= max_total / p->nranks)
+		return 0;
+	if (!p->rank)
+		fprintf(stderr, "%s: bad value %lld for -%c: at most %lld %s in all\n",
+			p->name, (long long)per_rank, opt, (long long)max_total, what);
+	return -EINVAL;
+}
+
 int wl_opt_unknown(const struct wl_prog *p, int opt)
 {
 	if (!p->rank)

@@ -117,12 +117,8 @@ static int cc_parse(const struct wl_prog *p, int argc, char **argv, struct cc_op
 	ret = wl_opt_getopt(p, argc, argv, ":n:N:e:r:s:c:Xh", cc_long, cc_usage, cc_opt, o);
 	if (ret)
 		return ret;
-	if (!o->total && o->vertices > CC_TOTAL_MAX / p->nranks) {
-		if (!p->rank)
-			fprintf(stderr, "connect: bad value %lld for -n: at most %lld vertices in all\n",
-				(long long)o->vertices, CC_TOTAL_MAX);
+	if (!o->total && wl_opt_per_rank(p, 'n', o->vertices, CC_TOTAL_MAX, "vertices"))
 		return -EINVAL;
-	}
 	return 0;
 }
 

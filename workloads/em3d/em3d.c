@@ -144,12 +144,8 @@ static int em_parse(const struct wl_prog *p, int argc, char **argv, struct em_op
 		return ret;
 	if (!o->iters)	/* -i not given */
 		o->iters = o->mode == EM_READ ? EM_ITERS_READ : EM_ITERS_WRITE;
-	if (!o->total && o->nodes > EM_TOTAL_MAX / p->nranks) {
-		if (!p->rank)
-			fprintf(stderr, "em3d: bad value %lld for -n: at most %lld nodes of each kind in all\n",
-				(long long)o->nodes, EM_TOTAL_MAX);
+	if (!o->total && wl_opt_per_rank(p, 'n', o->nodes, EM_TOTAL_MAX, "nodes of each kind"))
 		return -EINVAL;
-	}
 	return 0;
 }
 

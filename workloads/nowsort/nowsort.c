@@ -136,12 +136,8 @@ static int ns_parse(const struct wl_prog *p, int argc, char **argv, struct ns_op
 	ret = wl_opt_getopt(p, argc, argv, ":n:N:c:d:ks:S:Xh", NULL, ns_usage, ns_opt, o);
 	if (ret)
 		return ret;
-	if (!o->total && o->per_rank > NS_RECORDS_MAX / p->nranks) {
-		if (!p->rank)
-			fprintf(stderr, "nowsort: bad value %lld for -n: at most %lld records in all\n",
-				(long long)o->per_rank, NS_RECORDS_MAX);
+	if (!o->total && wl_opt_per_rank(p, 'n', o->per_rank, NS_RECORDS_MAX, "records"))
 		return -EINVAL;
-	}
 	return 0;
 }
 

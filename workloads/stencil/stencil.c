@@ -345,10 +345,7 @@ static int st_parse(const struct wl_prog *p, int argc, char **argv, struct st_op
 			fprintf(stderr, "stencil: bad value %lld for -n: every rank needs at least -w %lld cells\n",
 				(long long)o->cells, (long long)o->radius);
 		return -EINVAL;
-	} else if (o->cells > ST_CELLS_MAX / p->nranks) {
-		if (!p->rank)
-			fprintf(stderr, "stencil: bad value %lld for -n: at most %lld cells in all\n",
-				(long long)o->cells, ST_CELLS_MAX);
+	} else if (wl_opt_per_rank(p, 'n', o->cells, ST_CELLS_MAX, "cells")) {
 		return -EINVAL;
 	}
 	return 0;
