@@ -761,6 +761,12 @@ int main(int argc, char **argv)
 		fflush(stdout);
 		ret = bad != 0;
 	}
+	/*
+	 * A rank leaving the end barrier first must not close its endpoint
+	 * while a peer still polls its CQ there: closing an MSG connection
+	 * cancels the peer's posted receives (FI_ECANCELED completions).
+	 */
+	MPI_Barrier(MPI_COMM_WORLD);
 	stress_close(&s);
 	MPI_Finalize();
 	return ret;
