@@ -8,6 +8,7 @@ process can never block on a full pipe while we wait for its partner.
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import time
@@ -18,6 +19,7 @@ from pathlib import Path
 from loggp.errors import CommandNotFoundError, ToolFailedError, ToolTimeoutError
 
 _TAIL_BYTES = 4096
+_LOGFMT_ERROR = re.compile(r"\blevel=(error|fatal)\b")
 
 
 def exit_status(returncode: int) -> int:
@@ -26,14 +28,21 @@ def exit_status(returncode: int) -> int:
 
 
 def last_line(path: Path) -> str:
-    """The last non-empty line of a log file, for one-line error messages."""
+    """The line of a log file that says why its process failed, for one-line errors.
+
+    That is the last logfmt line at level=error or level=fatal if there is one
+    (Prometheus and node_exporter go on logging shut-down lines after the error, and
+    their goroutines may log after it too), else the last non-empty line.
+    """
     try:
         with path.open("rb") as f:
             f.seek(max(0, path.stat().st_size - _TAIL_BYTES))
             lines = f.read().decode("utf-8", errors="replace").splitlines()
     except OSError:
         return ""
-    return next((ln.strip() for ln in reversed(lines) if ln.strip()), "")
+    lines = [ln.strip() for ln in lines if ln.strip()]
+    errors = [ln for ln in lines if _LOGFMT_ERROR.search(ln)]
+    return (errors or lines or [""])[-1]
 
 
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:

@@ -168,3 +168,18 @@ def test_wait_ready_reports_an_early_exit(tmp_path: Path) -> None:
         ToolFailedError, match="broken exited with status 3 while starting: bad flag"
     ):
         wait_ready(broken, url, timeout=30)
+
+
+@pytest.mark.unit
+def test_wait_ready_reports_the_error_line_not_later_chatter(tmp_path: Path) -> None:
+    """Prometheus may log "Listening on" after the error that made it exit."""
+    log = tmp_path / "chatty.log"
+    code = (
+        "import sys; print('level=info msg=\"Starting\"');"
+        " print('level=error err=\"opening storage failed: lock DB directory\"');"
+        " print('level=info msg=\"Listening on\"'); sys.exit(1)"
+    )
+    chatty = spawn([sys.executable, "-c", code], os.environ, log, "chatty")
+    url = f"http://127.0.0.1:{free_port()}/-/ready"
+    with pytest.raises(ToolFailedError, match="while starting: level=error .*lock DB directory"):
+        wait_ready(chatty, url, timeout=30)
