@@ -49,7 +49,7 @@ def _settings_table(exp: Experiment, source: str) -> Table:
     t.add_row("launcher", exp.launcher.model_dump_json(exclude_defaults=True) or exp.launcher.kind)
     t.add_row("emulator", exp.emulator.model_dump_json())
     t.add_row("sweep", exp.sweep.model_dump_json(by_alias=True))
-    t.add_row("repeats / seed", f"{exp.repeats} / {exp.seed}")
+    t.add_row("repeats / warm-up / seed", f"{exp.repeats} / {exp.warmup} / {exp.seed}")
     t.add_row("timeout", f"{exp.timeout:g} s per point")
     for w in exp.workloads:
         t.add_row(f"workload {w.name}", w.model_dump_json(exclude={"name"}))

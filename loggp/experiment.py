@@ -186,6 +186,7 @@ class Experiment(_Model):
     description: str = ""
     output: str = "results"
     repeats: Annotated[int, Field(ge=1, le=1000)] = 1
+    warmup: Annotated[int, Field(ge=0, le=100)] = 0
     seed: int = 1
     timeout: float = 120.0
     launcher: Launcher = Launcher()

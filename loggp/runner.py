@@ -285,7 +285,13 @@ def run_plan(
         )
         with Progress(*columns, console=console, transient=False) as bar:
             task = bar.add_task(exp.name, total=len(plan), completed=summary.skipped)
+            warm: tuple[int, str] | None = None
             for p in todo:
+                if exp.warmup and warm != (p.repeat, p.workload.name):
+                    warm = (p.repeat, p.workload.name)
+                    bar.update(task, description=f"{'warm-up ' + p.point_id:<40.40}")
+                    for _ in range(exp.warmup):
+                        run_point(exp, p, run_dir, opts)  # discarded; its logs overwritten
                 bar.update(task, description=f"{p.point_id:<40.40}")
                 metrics.point_started(p.point_id, p.workload.name, p.sweep_knob)
                 r = run_point(exp, p, run_dir, opts)

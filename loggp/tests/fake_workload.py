@@ -12,6 +12,7 @@ environment variable FAKE_WORKLOAD picks a misbehaviour for one latency value:
   interrupt:<lat>  send SIGINT to the runner (the parent) once, at that latency, then exit 0
                    (a marker file next to the point's logs makes "once")
   terminate:<lat>  the same with SIGTERM
+FAKE_RUNS, if set, names a file that every run appends its latency and overhead to.
 """
 
 from __future__ import annotations
@@ -31,6 +32,9 @@ def knob_us(name: str) -> float:
 
 def main() -> int:
     latency, overhead = knob_us("latency"), knob_us("overhead")
+    if "FAKE_RUNS" in os.environ:
+        with open(os.environ["FAKE_RUNS"], "a") as f:
+            f.write(f"{latency:g} {overhead:g}\n")
     mode, _, at = os.environ.get("FAKE_WORKLOAD", "").partition(":")
     hit = bool(mode) and float(at or "-1") == latency
     if hit and mode == "fail":

@@ -152,6 +152,28 @@ def test_interrupted_run_resumes_to_the_same_results(
     assert run["state"] == "complete" and len(run["resumed"]) == 1
 
 
+def test_warmup_runs_each_workload_before_its_first_point(fake_build: Path, tmp_path: Path) -> None:
+    exp = write_experiment(tmp_path, extra="warmup: 1\n")
+    log = tmp_path / "runs"
+    env = {"FAKE_RUNS": str(log), "FAKE_WORKLOAD": "interrupt:20",
+           "FAKE_MARKER": str(tmp_path / "marker")}  # fmt: skip
+    out = tmp_path / "run"
+    first = loggp("run", str(exp), "--out", str(out), "--no-prometheus", "--no-report",
+                  env_extra=env)  # fmt: skip
+    assert first.returncode == 130, first.stderr + first.stdout
+    second = loggp("run", "--resume", "--out", str(out), "--no-prometheus", "--no-report",
+                   env_extra=env)  # fmt: skip
+    assert second.returncode == 0, second.stderr + second.stdout
+    # Each repeat starts with an unrecorded run at the baseline's knobs, and the resumed
+    # run warms up at the point it continues with.
+    assert log.read_text().split("\n")[:-1] == [
+        "0 0", "0 0", "10 0", "20 0",
+        "20 0", "20 0", "30 0", "0 5",
+        "0 0", "0 0", "10 0", "20 0", "30 0", "0 5",
+    ]  # fmt: skip
+    assert len(rows(out)) == 10 and all(r["status"] == "ok" for r in rows(out))
+
+
 def test_resume_refuses_another_experiment(fake_build: Path, tmp_path: Path) -> None:
     exp = write_experiment(tmp_path, repeats=1)
     out = tmp_path / "run"
