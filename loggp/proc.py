@@ -27,7 +27,7 @@ def exit_status(returncode: int) -> int:
     return 128 - returncode if returncode < 0 else returncode
 
 
-def last_line(path: Path) -> str:
+def failure_line(path: Path) -> str:
     """The line of a log file that says why its process failed, for one-line errors.
 
     That is the last logfmt line at level=error or level=fatal if there is one
@@ -136,7 +136,7 @@ def wait_all(procs: Sequence[Spawned], timeout: float) -> None:
                     continue
                 pending.remove(p)
                 if rc != 0:
-                    detail = last_line(p.log) or "no output"
+                    detail = failure_line(p.log) or "no output"
                     failed.append(
                         f"{p.name} exited with status {exit_status(rc)}: {detail} (log: {p.log})"
                     )

@@ -40,7 +40,7 @@ from typing import Any
 import yaml
 
 from loggp.errors import LoggpError, ToolFailedError, ToolTimeoutError
-from loggp.proc import Spawned, exit_status, last_line, spawn
+from loggp.proc import Spawned, exit_status, failure_line, spawn
 
 PROMETHEUS = "prometheus"  # binary and Debian package
 NODE_EXPORTER = "prometheus-node-exporter"  # binary and Debian package
@@ -166,7 +166,7 @@ def wait_ready(sp: Spawned, url: str, timeout: float) -> None:
     while not _answers_ok(url):
         rc = sp.proc.poll()
         if rc is not None:
-            detail = last_line(sp.log) or "no output"
+            detail = failure_line(sp.log) or "no output"
             raise ToolFailedError(
                 f"{sp.name} exited with status {exit_status(rc)} while starting: "
                 f"{detail} (log: {sp.log})"
@@ -207,7 +207,7 @@ def start_listening(
             wait_ready(sp, f"http://{LOOPBACK}:{port}{ready_path}", timeout)
         except BaseException as e:  # Ctrl-C included: never leave it running
             terminate(sp, _KILL_TIMEOUT_S)
-            clash = isinstance(e, LoggpError) and "address already in use" in last_line(log)
+            clash = isinstance(e, LoggpError) and "address already in use" in failure_line(log)
             if clash and attempt + 1 < _PORT_ATTEMPTS:
                 continue
             raise

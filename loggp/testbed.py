@@ -23,7 +23,7 @@ from typing import Any
 
 from loggp import netns
 from loggp.errors import LoggpError, UsageError
-from loggp.proc import last_line
+from loggp.proc import failure_line
 from loggp.shim import build_dir
 from loggp.wirectl import WireControl, WireControlError, wire_request
 
@@ -36,6 +36,7 @@ READY_TIMEOUT_S = 30.0
 STOP_TIMEOUT_S = 10.0
 PING_TRIES = 5
 WIRE_CPU = 0  # the wire's one lcore (EAL pins it to this CPU); workloads keep off it
+_WIRE_QUEUE_PKTS = 8192  # loggp-wire's --queue-pkts default (WIRE_DEF_QUEUE_PKTS)
 _PREFIX_RE = re.compile(r"[a-z][a-z0-9]{0,9}")
 _READY_RE = re.compile(r"^loggp-wire: ready ports=(\d+)$", re.MULTILINE)
 
@@ -196,17 +197,17 @@ def _check_up_allowed(prefix: str, n: int) -> None:
 
 
 def _queue_pkts(knob_args: list[str]) -> int:
-    """The delay line's length the wire will size its pool for (its default 8192)."""
+    """The delay line's length the wire will size its pool for (never below its default)."""
     for flag, value in zip(knob_args, knob_args[1:], strict=False):
         if flag == "--queue-pkts" and value.isdigit():
-            return max(int(value), 8192)
-    return 8192
+            return max(int(value), _WIRE_QUEUE_PKTS)
+    return _WIRE_QUEUE_PKTS
 
 
 def _wire_argv(state: State, knob_args: list[str]) -> list[str]:
     # af_packet's default ring overflows silently under a 1 Gbit/s TCP stream; 4096
     # frames per ring do not (emulator/wire/README.md).  Memory: the mbuf pool holds
-    # each port's delay line (--queue-pkts, default 8192) at about 2.4 KiB a packet.
+    # each port's delay line (--queue-pkts, at least its default) at about 2.4 KiB a packet.
     mem_mb = max(256, 128 + len(state.interfaces) * (_queue_pkts(knob_args) + 64) * 5 // 2048)
     argv = [
         str(wire_binary()), "-l", str(WIRE_CPU), "--no-huge", "--no-pci", "-m", str(mem_mb),
@@ -235,7 +236,7 @@ def _wait_ready(proc: subprocess.Popen[bytes], log: Path, ports: int) -> None:
         if proc.poll() is not None:
             raise TestbedError(
                 f"loggp-wire exited with status {proc.returncode} before it was ready: "
-                f"{last_line(log) or 'no output'} (log: {log})"
+                f"{failure_line(log) or 'no output'} (log: {log})"
             )
         time.sleep(0.05)
     raise TestbedError(

@@ -109,18 +109,19 @@ static int wire_start_control(const cpu_set_t *before, struct wire_server **srv,
 			      uint16_t *mport, char *err, size_t errlen)
 {
 	cpu_set_t lcore, ctl = *before;
-	int cpu, rc;
+	int cpu, rc, borrow;
 
 	if (pthread_getaffinity_np(pthread_self(), sizeof(lcore), &lcore))
 		CPU_ZERO(&lcore);
 	for (cpu = 0; cpu < CPU_SETSIZE; cpu++)
 		if (CPU_ISSET(cpu, &lcore))
 			CPU_CLR(cpu, &ctl);
-	if (CPU_COUNT(&ctl) && CPU_COUNT(&lcore))
+	borrow = CPU_COUNT(&ctl) && CPU_COUNT(&lcore);
+	if (borrow)
 		pthread_setaffinity_np(pthread_self(), sizeof(ctl), &ctl);
 	rc = wire_server_start(srv, st, conf->control_path, conf->metrics_host,
 			       conf->metrics_port, mport, err, errlen);
-	if (CPU_COUNT(&ctl) && CPU_COUNT(&lcore))
+	if (borrow)
 		pthread_setaffinity_np(pthread_self(), sizeof(lcore), &lcore);
 	return rc;
 }
