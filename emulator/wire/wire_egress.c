@@ -81,14 +81,13 @@ static inline uint64_t wire_sat_add(uint64_t a, uint64_t b)
 static uint64_t wire_egress_delay(struct wire_egress *e,
 				  const struct wire_shape *s)
 {
-	uint64_t j;
+	uint64_t d;
 
 	if (!s->jitter_ns)
 		return s->latency_ns;
-	j = wire_rng_next(&e->rng) % (2 * s->jitter_ns + 1);
-	if (s->latency_ns + j < s->jitter_ns)
-		return 0;
-	return wire_sat_add(s->latency_ns, j) - s->jitter_ns;
+	d = wire_sat_add(s->latency_ns,
+			 wire_rng_next(&e->rng) % (2 * s->jitter_ns + 1));
+	return d < s->jitter_ns ? 0 : d - s->jitter_ns;
 }
 
 enum wire_verdict wire_egress_admit(struct wire_egress *e,

@@ -157,10 +157,19 @@ static void test_saturation(void)
 {
 	struct wire_shape s = shape_plain();
 	struct wire_egress e;
+	int i;
 
 	s.latency_ns = UINT64_MAX - 10;
 	CHECK_EQ_INT(wire_egress_init(&e, 64, 1, 0), 0);
 	CHECK_EQ_U64(admit(&e, &s, 1000, 64), UINT64_MAX);
+	drain(&e);
+	wire_egress_fini(&e);
+
+	/* with jitter too, every draw; reorder on, so none is held by another */
+	s.jitter_ns = 1000;
+	CHECK_EQ_INT(wire_egress_init(&e, 64, 1, 1), 0);
+	for (i = 0; i < 32; i++)
+		CHECK(admit(&e, &s, 1000 + i, 64) > UINT64_MAX / 2);
 	drain(&e);
 	wire_egress_fini(&e);
 
