@@ -6,7 +6,8 @@
 - loggp-kvs-broker with the loggp-kvs CLI: put/get/ls/dump through sockets
   on different ranks, clear errors and exit codes, a root that stops
   answering (its children's clients fail within the timeout naming it), a
-  broker that dies, and a restart from the root's SQLite file.
+  broker that dies, a restart from the root's SQLite file, and caches that
+  drop unused objects and fault them in again.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import socket
 import subprocess
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -32,6 +33,7 @@ pytestmark = pytest.mark.integration
 KVS = BUILD / "services" / "kvs"
 READY_TIMEOUT = 60.0
 CLI_TIMEOUT = 30.0
+EXPIRE_WAIT = 15.0  # --cache-expire 1 empties an idle cache within about 2 s
 
 
 def kvs_bin(name: str) -> Path:
@@ -225,6 +227,53 @@ def test_root_restart_keeps_committed_data(mpirun_bin: str, tmp_path: Path) -> N
         assert dump.stdout.splitlines() == ["kept.a = alpha", "kept.b = beta", "kept.c = gamma"]
     finally:
         second.stop()
+
+
+def stats(sock: str) -> dict[str, int]:
+    proc = cli(sock, "stats")
+    assert proc.returncode == 0, proc.stderr
+    counters: dict[str, int] = json.loads(proc.stdout)["stats"]
+    return counters
+
+
+def wait_stats(sock: str, done: Callable[[dict[str, int]], bool], what: str) -> dict[str, int]:
+    """Polls a broker's counters until done(counters) holds."""
+    deadline = time.monotonic() + EXPIRE_WAIT
+    while True:
+        s = stats(sock)
+        if done(s):
+            return s
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what} not seen within {EXPIRE_WAIT:.0f} s: {s}")
+        time.sleep(0.1)
+
+
+@pytest.mark.parametrize("file_root", [False, True], ids=["memory-root", "sqlite-root"])
+def test_unused_objects_expire_and_fault_in_again(
+    mpirun_bin: str, tmp_path: Path, file_root: bool
+) -> None:
+    """--cache-expire 1: a child's cache empties once its objects go unused, the next get
+    faults them in from the parent again; the root drops only what its file holds."""
+    extra = ["--sqlite", str(tmp_path / "root.db")] if file_root else []
+    b = Brokers(mpirun_bin, 3, tmp_path, "--cache-expire", "1", *extra)
+    try:
+        big = "w" * 100  # stored by reference: an object of its own
+        put = cli(b.sock(0), "put", f"deep.er.big={big}")
+        assert put.returncode == 0, put.stderr
+        sock_call(b.sock(2), {"op": "version", "wait": int(put.stdout)})
+        assert cli(b.sock(2), "get", "deep.er.big").stdout == big + "\n"
+        loads = stats(b.sock(2))["loads_sent"]
+        assert loads >= 3, loads  # two directories and the value, at least
+        wait_stats(b.sock(2), lambda s: s["cache_objects"] == 0, "broker 2's cache empty")
+        assert cli(b.sock(2), "get", "deep.er.big").stdout == big + "\n"
+        assert stats(b.sock(2))["loads_sent"] >= loads + 3
+        if file_root:
+            wait_stats(b.sock(0), lambda s: s["cache_expired"] >= 3, "root expiry")
+        else:
+            assert stats(b.sock(0))["cache_expired"] == 0
+        assert cli(b.sock(0), "get", "deep.er.big").stdout == big + "\n"
+    finally:
+        b.kill()
 
 
 def sock_call(sock: str, *reqs: dict[str, object], timeout: float = CLI_TIMEOUT) -> list[dict]:

@@ -249,6 +249,9 @@ void Broker::handle(ReqPtr req)
 		r.stats.version = root_.version;
 		r.stats.version_waiters = version_waiters_.size();
 		r.stats.fabric = fabric_.stats();
+		r.stats.cache_objects = store_.count();
+		r.stats.cache_bytes = store_.bytes();
+		r.stats.cache_expired = store_.expired();
 		finish(req, std::move(r));
 		return;
 	}
@@ -271,9 +274,20 @@ void Broker::fail(const ReqPtr &req, int errnum, const std::string &what)
 	finish(req, std::move(r));
 }
 
+void Broker::cache_tick()
+{
+	store_.tick();
+	if (cfg_.cache_expire.count() > 0 && (rank_ != 0 || store_.persistent()))
+		store_.expire(static_cast<uint64_t>(cfg_.cache_expire.count()));
+}
+
 void Broker::check_timers()
 {
 	auto now = Clock::now();
+	if (now >= next_tick_) {
+		next_tick_ = now + std::chrono::seconds(1);
+		cache_tick();
+	}
 	for (auto it = fences_.begin(); it != fences_.end();) {
 		auto next = std::next(it);
 		if (rank_ != 0 && now - it->second.first >= cfg_.fence_hold) {

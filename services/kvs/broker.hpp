@@ -60,6 +60,15 @@ struct Config {
 	std::string sqlite;		/* root's backing file; "" = memory only */
 	std::chrono::milliseconds timeout{30000};
 	std::chrono::microseconds fence_hold{5000};
+	/*
+	 * Cached objects unused this long are dropped, as flux-core's KVS
+	 * expires clean cache entries by last use; the next get faults them in
+	 * again.  Checked once a second, so an object goes between
+	 * cache_expire - 1 s and cache_expire after its last use.  The root
+	 * drops only what its SQLite file holds; a memory-only root keeps
+	 * everything (it is the only copy).  0 = never.
+	 */
+	std::chrono::seconds cache_expire{60};
 };
 
 struct BrokerStats {
@@ -75,6 +84,9 @@ struct BrokerStats {
 	uint64_t loads_served = 0;	/* objects sent to children */
 	uint64_t version = 0;
 	uint64_t version_waiters = 0;	/* requests waiting for a root version now */
+	uint64_t cache_objects = 0;	/* objects in the cache now */
+	uint64_t cache_bytes = 0;	/* their bytes */
+	uint64_t cache_expired = 0;	/* objects dropped unused (Config::cache_expire) */
 	FabricStats fabric;
 };
 
@@ -154,6 +166,7 @@ private:
 	bool take_requests();
 	void handle(ReqPtr req);
 	void check_timers();
+	void cache_tick();
 	void pace(Clock::duration idle);
 	void finish(const ReqPtr &req, Reply r);
 	void fail(const ReqPtr &req, int errnum, const std::string &what);
@@ -186,6 +199,7 @@ private:
 	ContentStore store_;
 	RootRef root_{0, ""};
 	bool root_known_ = false;
+	Clock::time_point next_tick_;	/* of the cache's clock */
 	std::map<std::string, FenceState> fences_;
 	std::multimap<std::string, ReqPtr> fence_waiters_;
 	std::map<std::string, LoadState> loads_;

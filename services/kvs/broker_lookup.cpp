@@ -39,7 +39,8 @@ void Broker::lookup_run(const ReqPtr &req)
 void Broker::load_request(const std::string &ref, const ReqPtr &waiter, int child)
 {
 	if (rank_ == 0) {
-		/* The root holds every object of every root it published. */
+		/* The root holds every object of every root it published, in
+		 * memory or in its file (it expires nothing else). */
 		std::string what = "dangling reference " + ref + " at the root broker";
 		if (waiter)
 			fail(waiter, ENOENT, "get '" + waiter->key + "': " + what);

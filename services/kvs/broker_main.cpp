@@ -29,12 +29,14 @@ namespace {
 const char usage[] =
 	"usage: mpirun -np N loggp-kvs-broker --socket-dir DIR [--sqlite FILE]\n"
 	"       [--provider P] [--fanout K] [--inline-max B] [--timeout SEC]\n"
+	"       [--cache-expire SEC]\n"
 	"  --socket-dir DIR   rank r listens on DIR/kvs-<r>.sock (required)\n"
 	"  --sqlite FILE      the root's backing file: the namespace survives restarts\n"
 	"  --provider P       libfabric provider (default $LOGGP_PROVIDER, else tcp;ofi_rxm)\n"
 	"  --fanout K         children per broker in the tree (default 2)\n"
 	"  --inline-max B     values of B bytes or more are stored by reference (default 42)\n"
-	"  --timeout SEC      longest wait of any request (default 30)\n";
+	"  --timeout SEC      longest wait of any request (default 30)\n"
+	"  --cache-expire SEC drop cached objects unused this long (default 60, 0 = never)\n";
 
 struct Args {
 	std::string socket_dir;
@@ -62,6 +64,7 @@ Args parse(int argc, char **argv)
 		{"fanout", required_argument, nullptr, 'f'},
 		{"inline-max", required_argument, nullptr, 'i'},
 		{"timeout", required_argument, nullptr, 't'},
+		{"cache-expire", required_argument, nullptr, 'e'},
 		{"help", no_argument, nullptr, 'h'},
 		{nullptr, 0, nullptr, 0},
 	};
@@ -81,6 +84,9 @@ Args parse(int argc, char **argv)
 				static_cast<size_t>(number("inline-max", optarg, 1, 1 << 26));
 			break;
 		case 't': a.cfg.timeout = std::chrono::seconds(number("timeout", optarg, 1, 86400)); break;
+		case 'e':
+			a.cfg.cache_expire = std::chrono::seconds(number("cache-expire", optarg, 0, 86400));
+			break;
 		case 'h': std::fputs(usage, stdout); std::exit(0);
 		case ':':
 			throw kvs::Error(EINVAL, std::string("option ") + argv[optind - 1] +

@@ -122,12 +122,16 @@ void ContentStore::db_open(const std::string& path)
 std::string ContentStore::store(std::string data)
 {
 	std::string ref = blobref_hash(data);
-	size_t size = data.size();
-	auto [it, inserted] = objects_.try_emplace(ref, std::move(data));
+	auto [it, inserted] = objects_.try_emplace(ref);
+	Object& o = it->second;
+	o.used = now_;
 	if (inserted) {
-		bytes_ += size;
-		if (db_)
+		bytes_ += data.size();
+		o.data = std::move(data);
+		if (db_) {
+			o.pending = true;
 			pending_.push_back(ref);
+		}
 	}
 	return ref;
 }
@@ -141,7 +145,7 @@ void ContentStore::store_ref(const std::string& ref, std::string data)
 	store(std::move(data));
 }
 
-const std::string* ContentStore::db_load(const std::string& ref)
+ContentStore::Object* ContentStore::db_load(const std::string& ref)
 {
 	sqlite3_stmt* st = st_get_.get();
 	sqlite3_bind_text(st, 1, ref.data(), static_cast<int>(ref.size()), SQLITE_STATIC);
@@ -157,7 +161,10 @@ const std::string* ContentStore::db_load(const std::string& ref)
 						    " read from the file does not match its hash "
 						    "(the file is corrupt)");
 		bytes_ += data.size();
-		return &objects_.try_emplace(ref, std::move(data)).first->second;
+		Object& o = objects_[ref];
+		o.data = std::move(data);
+		o.used = now_;
+		return &o;
 	}
 	sqlite3_reset(st);
 	sqlite3_clear_bindings(st);
@@ -166,36 +173,49 @@ const std::string* ContentStore::db_load(const std::string& ref)
 	return nullptr;
 }
 
+ContentStore::Object* ContentStore::lookup(const std::string& ref)
+{
+	if (auto it = objects_.find(ref); it != objects_.end()) {
+		it->second.used = now_;
+		return &it->second;
+	}
+	return db_ ? db_load(ref) : nullptr;
+}
+
 const std::string* ContentStore::find(const std::string& ref)
 {
-	const std::string* found = nullptr;
-	if (auto it = objects_.find(ref); it != objects_.end())
-		found = &it->second;
-	else if (db_)
-		found = db_load(ref);
-	if (found)
-		hits_++;
-	else
+	Object* o = lookup(ref);
+	if (!o) {
 		misses_++;
-	return found;
+		return nullptr;
+	}
+	hits_++;
+	return &o->data;
 }
 
 const Directory* ContentStore::find_dir(const std::string& ref)
 {
-	if (auto it = dirs_.find(ref); it != dirs_.end()) {
-		hits_++;
-		return &it->second;
-	}
-	const std::string* obj = find(ref);
-	if (!obj)
+	Object* o = lookup(ref);
+	if (!o) {
+		misses_++;
 		return nullptr;
-	return &dirs_.try_emplace(ref, dir_decode(*obj)).first->second;
+	}
+	hits_++;
+	if (!o->dir) {
+		o->dir = dir_decode(o->data);
+		dirs_++;
+	}
+	return &*o->dir;
 }
 
 std::string ContentStore::store_dir(Directory d)
 {
 	std::string ref = store(dir_encode(d));
-	dirs_.try_emplace(ref, std::move(d));
+	Object& o = objects_.at(ref);
+	if (!o.dir) {
+		o.dir = std::move(d);
+		dirs_++;
+	}
 	return ref;
 }
 
@@ -220,7 +240,7 @@ void ContentStore::db_commit_root(const RootRef& r)
 	db_exec("BEGIN IMMEDIATE", "cannot begin a transaction");
 	try {
 		for (const auto& ref : pending_) {
-			const std::string& data = objects_.at(ref);
+			const std::string& data = objects_.at(ref).data;
 			sqlite3_stmt* st = st_put_.get();
 			sqlite3_bind_text(st, 1, ref.data(), static_cast<int>(ref.size()),
 					  SQLITE_STATIC);
@@ -253,16 +273,36 @@ void ContentStore::set_root(const RootRef& r)
 					    " is not a blobref (sha1- and 40 lower-case hex digits)");
 	if (db_) {
 		db_commit_root(r);
+		for (const auto& ref : pending_)
+			objects_.at(ref).pending = false;
 		pending_.clear();
 	}
 	root_ = r;
+}
+
+size_t ContentStore::expire(uint64_t max_age)
+{
+	size_t dropped = 0;
+	for (auto it = objects_.begin(); it != objects_.end();) {
+		const Object& o = it->second;
+		if (o.pending || now_ - o.used < max_age) {
+			++it;
+			continue;
+		}
+		bytes_ -= o.data.size();
+		dirs_ -= o.dir.has_value();
+		it = objects_.erase(it);
+		dropped++;
+	}
+	expired_ += dropped;
+	return dropped;
 }
 
 std::vector<std::string> ContentStore::refs() const
 {
 	std::vector<std::string> out;
 	out.reserve(objects_.size());
-	for (const auto& [ref, data] : objects_)
+	for (const auto& [ref, o] : objects_)
 		out.push_back(ref);
 	std::sort(out.begin(), out.end());
 	return out;

@@ -5,10 +5,15 @@
 // store and may be backed by an SQLite file so that a restart sees the last
 // committed namespace.
 //
-// Memory: every object stored or read from the file stays in memory for the
-// store's life (no eviction). Pointers returned by find() stay valid until the
-// next store call on this object (they are in fact stable until destruction,
-// but callers must not rely on more than the contract).
+// Memory: an object stays in memory until expire() drops it. The owner
+// advances the store's clock with tick() and calls expire(max_age) to drop
+// every object not stored or found during the last max_age ticks, as
+// flux-core's KVS expires cache entries by last use. An object not yet
+// written to the file is never dropped. Expiring is for stores that can get
+// an object back: a cache (fault-in from the parent) or a store with a file;
+// on the memory-only authoritative store it would lose data, so its owner
+// never calls it. Pointers returned by find()/find_dir() stay valid until
+// the next store or expire call on this object.
 //
 // Durability: with a file, store() only buffers; set_root() writes every
 // object stored since the previous set_root plus the root in ONE SQLite
@@ -17,9 +22,9 @@
 // file are re-hashed; a mismatch is Error(EPROTO).
 //
 // Decoded directories: find_dir()/store_dir() keep directory objects also in
-// decoded form, by ref. Objects are immutable, so a decoded entry never goes
-// stale; lookups and apply then pay one JSON decode per directory object for
-// the store's life instead of one per use.
+// decoded form, beside their bytes. Objects are immutable, so a decoded entry
+// never goes stale; lookups and apply then pay one JSON decode per directory
+// object while it is in memory instead of one per use.
 //
 // Errors: Error(EIO) for any SQLite failure (message has sqlite3_errmsg),
 // Error(EPROTO) for a ref/data mismatch, Error(EINVAL) for a malformed root
@@ -77,6 +82,14 @@ public:
 	// Like find() != nullptr, without loading the object or counting.
 	bool contains(const std::string& ref);
 
+	// Advance the clock by one tick (the owner's period, e.g. a second).
+	void tick() { now_++; }
+	// Drop every object whose last store or find is max_age or more ticks
+	// ago, except those not yet written to the file (max_age 0 drops every
+	// other object). Returns how many were dropped. Visits every object in
+	// memory, as flux-core's cache expiry does. See "Memory" above.
+	size_t expire(uint64_t max_age);
+
 	// Record the namespace root; with a file, commit it durably (see above).
 	// Error(EINVAL) if r.ref is not a blobref; Error(EIO) leaves the previous
 	// root and the pending objects in place, so the call can be retried.
@@ -86,7 +99,8 @@ public:
 
 	size_t count() const { return objects_.size(); }  // objects in memory
 	size_t bytes() const { return bytes_; }            // their data bytes
-	size_t dirs_decoded() const { return dirs_.size(); } // directories held decoded
+	size_t dirs_decoded() const { return dirs_; }       // directories held decoded
+	uint64_t expired() const { return expired_; }      // objects dropped by expire()
 	uint64_t hits() const { return hits_; }            // find() found it
 	uint64_t misses() const { return misses_; }        // find() returned nullptr
 	size_t pending() const { return pending_.size(); } // stored, not yet in the file
@@ -107,16 +121,26 @@ private:
 	Stmt db_prepare(const char* sql);
 	[[noreturn]] void db_fail(const std::string& what) const;
 	void db_commit_root(const RootRef& r);
-	const std::string* db_load(const std::string& ref);
+	struct Object {
+		std::string data;
+		std::optional<Directory> dir; // decoded, once find_dir/store_dir saw it
+		uint64_t used = 0;	       // tick of the last store or find
+		bool pending = false;	       // not yet in the file
+	};
+
+	Object* db_load(const std::string& ref);
+	Object* lookup(const std::string& ref); // memory, then the file; marks it used
 
 	std::string path_;
-	std::unordered_map<std::string, std::string> objects_;
-	std::unordered_map<std::string, Directory> dirs_;
+	std::unordered_map<std::string, Object> objects_;
 	std::vector<std::string> pending_; // refs stored since the last set_root (file only)
 	std::optional<RootRef> root_;
 	size_t bytes_ = 0;
+	size_t dirs_ = 0;
+	uint64_t now_ = 0;
 	uint64_t hits_ = 0;
 	uint64_t misses_ = 0;
+	uint64_t expired_ = 0;
 
 	// The handle is declared before its statements, so they are finalised
 	// first; it is closed with sqlite3_close_v2, which also waits for them.

@@ -137,6 +137,43 @@ TEST(ContentMemory, DecodedDirectories)
 	EXPECT_EQ(cs.dirs_decoded(), 2u);
 }
 
+TEST(ContentMemory, ExpireDropsWhatWentUnused)
+{
+	ContentStore cs;
+	Directory d;
+	d["k"] = Dirent{Dirent::Type::FILEVAL, "v"};
+	std::string dir = cs.store_dir(d);
+	std::string val = cs.store("value");
+	cs.tick();
+	ASSERT_NE(cs.find(val), nullptr); // used in tick 1, the directory last in tick 0
+	cs.tick();
+	EXPECT_EQ(cs.expire(3), 0u);
+	EXPECT_EQ(cs.expire(2), 1u); // the directory is 2 ticks old, the value 1
+	EXPECT_FALSE(cs.contains(dir));
+	EXPECT_TRUE(cs.contains(val));
+	EXPECT_EQ(cs.count(), 1u);
+	EXPECT_EQ(cs.bytes(), 5u);
+	EXPECT_EQ(cs.dirs_decoded(), 0u);
+	EXPECT_EQ(cs.expired(), 1u);
+	EXPECT_EQ(cs.find_dir(dir), nullptr); // a cache would now fault it in again
+
+	// Storing it again brings it back, decoded once more on first use.
+	cs.store_ref(dir, dir_encode(d));
+	ASSERT_NE(cs.find_dir(dir), nullptr);
+	EXPECT_EQ(cs.find_dir(dir)->at("k").data, "v");
+	EXPECT_EQ(cs.dirs_decoded(), 1u);
+
+	// A store of an object already held counts as a use.
+	cs.tick();
+	cs.store("value");
+	EXPECT_EQ(cs.expire(1), 1u);
+	EXPECT_TRUE(cs.contains(val));
+	EXPECT_EQ(cs.expire(0), 1u);
+	EXPECT_EQ(cs.count(), 0u);
+	EXPECT_EQ(cs.bytes(), 0u);
+	EXPECT_EQ(cs.expired(), 3u);
+}
+
 TEST(ContentMemory, Move)
 {
 	ContentStore a;
@@ -235,6 +272,29 @@ TEST(ContentSqlite, ReopenAndExtend)
 	EXPECT_NE(cs.find(blobref_hash("a")), nullptr);
 	EXPECT_NE(cs.find(blobref_hash("b")), nullptr);
 	EXPECT_EQ(sql_on_file(path, "SELECT count(*) FROM objects"), "2");
+}
+
+TEST(ContentSqlite, ExpireKeepsUnwrittenObjectsAndReloadsTheRest)
+{
+	TmpDir tmp;
+	ContentStore cs(tmp.file("content.sqlite"));
+	Directory d;
+	d["n"] = Dirent{Dirent::Type::FILEVAL, "1"};
+	std::string dir = cs.store_dir(d);
+	std::string big = cs.store(std::string(1000, 'x'));
+	cs.tick();
+	EXPECT_EQ(cs.expire(0), 0u); // not in the file yet: the only copy
+	EXPECT_EQ(cs.count(), 2u);
+	cs.set_root({1, dir});
+	EXPECT_EQ(cs.expire(0), 2u);
+	EXPECT_EQ(cs.count(), 0u);
+	EXPECT_EQ(cs.bytes(), 0u);
+	const Directory* got = cs.find_dir(dir); // read back from the file
+	ASSERT_NE(got, nullptr);
+	EXPECT_EQ(*got, d);
+	EXPECT_EQ(cs.find(big)->size(), 1000u);
+	EXPECT_EQ(cs.count(), 2u);
+	EXPECT_EQ(cs.hits(), 2u);
 }
 
 TEST(ContentSqlite, CorruptFileIsEio)
