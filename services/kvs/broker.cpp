@@ -322,14 +322,26 @@ void Broker::check_timers()
 				      " (participants missing)"));
 		it = fence_waiters_.erase(it);
 	}
+	auto no_answer = [&](const std::string &ref) {
+		return "no answer from " + parent + " (parent of broker " + std::to_string(rank_) +
+		       ") for object " + ref + " within " + seconds(cfg_.timeout);
+	};
 	for (auto it = loads_.begin(); it != loads_.end();) {
 		if (now < it->second.deadline) {
+			/* A get that first waited for a root version reaches its
+			 * own deadline before the load's: it ends there, and the
+			 * load goes on for whoever else needs the object. */
+			std::erase_if(it->second.waiters, [&](const ReqPtr &r) {
+				if (now < r->deadline)
+					return false;
+				fail(r, ETIMEDOUT,
+				     "get '" + r->key + "': " + no_answer(it->first) + " of the request");
+				return true;
+			});
 			++it;
 			continue;
 		}
-		std::string what = "no answer from " + parent + " (parent of broker " +
-				   std::to_string(rank_) + ") for object " + it->first +
-				   " within " + seconds(cfg_.timeout);
+		std::string what = no_answer(it->first);
 		for (auto &r : it->second.waiters)
 			fail(r, ETIMEDOUT, "get '" + r->key + "': " + what);
 		for (uint32_t c : it->second.children) {
