@@ -349,3 +349,47 @@ def test_forward_latency_metrics(testbed: Running) -> None:
         assert {"queue", "loss", "tx"} <= port["drops"].keys(), port
         assert not any(port["drops"].values()), port
     assert not testbed.control.exists()
+
+
+def read_to_eof(sock: socket.socket) -> bytes:
+    data = b""
+    while chunk := sock.recv(4096):
+        data += chunk
+    return data
+
+
+@pytest.mark.needs_root
+@pytest.mark.slow
+def test_idle_scrapers_cannot_lock_out_control(testbed: Running) -> None:
+    """Metrics and control connections have 32 slots each: a client past the limit is told
+    why, scrapers that send nothing are closed after 5 s idle, and control still works."""
+    opened = time.monotonic()
+    idle = [
+        socket.create_connection(("127.0.0.1", testbed.metrics_port), timeout=30) for _ in range(32)
+    ]
+    controls: list[Control] = []
+    try:
+        # The server accepts in arrival order, so the 33rd is the one turned away.
+        with socket.create_connection(("127.0.0.1", testbed.metrics_port), timeout=30) as extra:
+            refused = read_to_eof(extra)
+        assert refused.startswith(b"HTTP/1.0 503 "), refused
+        assert b"too many metrics connections (32 open)" in refused
+
+        controls = [Control(testbed.control) for _ in range(32)]
+        assert all(c.request({"cmd": "get"})["ok"] is True for c in controls)
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as extra:
+            extra.settimeout(30)
+            extra.connect(str(testbed.control))
+            turned_away = json.loads(read_to_eof(extra))
+        assert turned_away["ok"] is False
+        assert "too many control connections (32 open)" in turned_away["error"]
+
+        assert idle[0].recv(1) == b""  # closed by the wire, not by our timeout
+        assert time.monotonic() - opened >= 4.5
+        assert all(s.recv(1) == b"" for s in idle[1:])
+        assert metrics(testbed.metrics_port)['loggp_wire_latency_seconds{port="0"}'] == 0
+    finally:
+        for s in idle:
+            s.close()
+        for c in controls:
+            c.close()

@@ -12,13 +12,26 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "wire_buf.h"
 #include "wire_ctl.h"
 #include "wire_server.h"
 
-#define WIRE_SRV_CLIENTS	64
+/*
+ * Each kind of client has its own slots, so scrapers that pile up cannot
+ * lock loggp out of the control socket.  A control connection may idle for
+ * a whole run; an HTTP one with nothing read or sent for
+ * WIRE_SRV_HTTP_IDLE_MS is closed (a scraper sends its request at once).
+ */
+#define WIRE_SRV_CTL_CLIENTS	32
+#define WIRE_SRV_HTTP_CLIENTS	32
+#define WIRE_SRV_CLIENTS	(WIRE_SRV_CTL_CLIENTS + WIRE_SRV_HTTP_CLIENTS)
+#define WIRE_SRV_HTTP_IDLE_MS	5000
+/* Room for a burst of connects while the thread is busy elsewhere: Unix
+ * sockets refuse a non-blocking connect at once when the backlog is full. */
+#define WIRE_SRV_BACKLOG	WIRE_SRV_CLIENTS
 #define WIRE_SRV_INBUF		8192
 
 enum wire_conn_kind { WIRE_CONN_CTL, WIRE_CONN_HTTP };
@@ -30,6 +43,7 @@ struct wire_conn {
 	size_t inlen;
 	int discarding;		/* skipping the rest of an over-long line */
 	int closing;		/* HTTP: close once out is sent */
+	int64_t active_ms;	/* HTTP: monotonic time of the last progress */
 	struct wire_buf out;
 	size_t outoff;
 };
@@ -43,8 +57,17 @@ struct wire_server {
 	int http_fd;
 	char ctl_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	struct wire_conn *conns[WIRE_SRV_CLIENTS];
+	int nconns[2];		/* open, by enum wire_conn_kind */
 	struct wire_buf reply;
 };
+
+static int64_t wire_srv_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
 
 static int wire_srv_nonblock(int fd)
 {
@@ -97,7 +120,7 @@ static int wire_srv_ctl_bind(struct wire_server *srv, const char *path,
 		if (fd < 0)
 			goto err_errno;
 	}
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || listen(fd, 16))
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || listen(fd, WIRE_SRV_BACKLOG))
 		goto err_errno;
 	srv->ctl_fd = fd;
 	snprintf(srv->ctl_path, sizeof(srv->ctl_path), "%s", path);
@@ -136,7 +159,7 @@ static int wire_srv_http_bind(struct wire_server *srv, const char *host,
 	if (fd < 0)
 		goto err_errno;
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(fd, ai->ai_addr, ai->ai_addrlen) || listen(fd, 16))
+	if (bind(fd, ai->ai_addr, ai->ai_addrlen) || listen(fd, WIRE_SRV_BACKLOG))
 		goto err_errno;
 	if (bound && !getsockname(fd, (struct sockaddr *)&ss, &sl))
 		*bound = ntohs(ss.ss_family == AF_INET6 ?
@@ -155,36 +178,92 @@ err_errno:
 	return rc;
 }
 
+/* Best effort: a client turned away learns why before the close. */
+static void wire_srv_refuse(int fd, enum wire_conn_kind kind, int open)
+{
+	char body[96], msg[256];
+	int n;
+
+	if (kind == WIRE_CONN_CTL) {
+		n = snprintf(msg, sizeof(msg), "{\"ok\":false,\"error\":\"too many "
+			     "control connections (%d open): close one and "
+			     "retry\"}\n", open);
+	} else {
+		snprintf(body, sizeof(body), "too many metrics connections "
+			 "(%d open)\n", open);
+		n = snprintf(msg, sizeof(msg), "HTTP/1.0 503 Service Unavailable"
+			     "\r\nContent-Type: text/plain\r\nContent-Length: "
+			     "%zu\r\nConnection: close\r\n\r\n%s",
+			     strlen(body), body);
+	}
+	/* A client already gone has nobody left to tell. */
+	(void)send(fd, msg, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
+	close(fd);
+}
+
+/* Accepts every pending connection on lfd. */
 static void wire_srv_accept(struct wire_server *srv, int lfd,
 			    enum wire_conn_kind kind)
 {
+	int limit = kind == WIRE_CONN_CTL ? WIRE_SRV_CTL_CLIENTS :
+		    WIRE_SRV_HTTP_CLIENTS;
 	struct wire_conn *c;
 	int fd, i;
 
-	fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-	if (fd < 0)
-		return;
-	for (i = 0; i < WIRE_SRV_CLIENTS && srv->conns[i]; i++)
-		;
-	c = i < WIRE_SRV_CLIENTS ? calloc(1, sizeof(*c)) : NULL;
-	if (!c) {
-		close(fd);	/* too many clients: refuse this one */
-		return;
+	while ((fd = accept4(lfd, NULL, NULL,
+			     SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0) {
+		if (srv->nconns[kind] >= limit) {
+			wire_srv_refuse(fd, kind, srv->nconns[kind]);
+			continue;
+		}
+		c = calloc(1, sizeof(*c));
+		if (!c) {
+			close(fd);
+			continue;
+		}
+		for (i = 0; srv->conns[i]; i++)
+			;
+		c->fd = fd;
+		c->kind = kind;
+		c->active_ms = wire_srv_now_ms();
+		wire_buf_init(&c->out);
+		srv->conns[i] = c;
+		srv->nconns[kind]++;
 	}
-	c->fd = fd;
-	c->kind = kind;
-	wire_buf_init(&c->out);
-	srv->conns[i] = c;
 }
 
 static void wire_srv_close(struct wire_server *srv, int i)
 {
 	struct wire_conn *c = srv->conns[i];
 
+	srv->nconns[c->kind]--;
 	close(c->fd);
 	wire_buf_fini(&c->out);
 	free(c);
 	srv->conns[i] = NULL;
+}
+
+/*
+ * Closes HTTP connections idle for WIRE_SRV_HTTP_IDLE_MS; returns the poll
+ * timeout until the next one would be (-1: none open).
+ */
+static int wire_srv_reap_idle(struct wire_server *srv)
+{
+	int64_t now = wire_srv_now_ms(), next = -1, left;
+	int i;
+
+	for (i = 0; i < WIRE_SRV_CLIENTS; i++) {
+		struct wire_conn *c = srv->conns[i];
+
+		if (!c || c->kind != WIRE_CONN_HTTP)
+			continue;
+		left = c->active_ms + WIRE_SRV_HTTP_IDLE_MS - now;
+		if (left <= 0)
+			wire_srv_close(srv, i);
+		else if (next < 0 || left < next)
+			next = left;
+	}
+	return (int)next;
 }
 
 static void wire_srv_ctl_lines(struct wire_server *srv, struct wire_conn *c)
@@ -256,6 +335,7 @@ static int wire_srv_io(struct wire_server *srv, struct wire_conn *c,
 		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
 			return 1;
 		if (n > 0) {
+			c->active_ms = wire_srv_now_ms();
 			c->inlen += (size_t)n;
 			if (c->kind == WIRE_CONN_CTL)
 				wire_srv_ctl_lines(srv, c);
@@ -271,6 +351,7 @@ static int wire_srv_io(struct wire_server *srv, struct wire_conn *c,
 			 c->out.len - c->outoff, MSG_NOSIGNAL);
 		if (n < 0)
 			return errno != EAGAIN && errno != EINTR;
+		c->active_ms = wire_srv_now_ms();
 		c->outoff += (size_t)n;
 	}
 	wire_buf_reset(&c->out);
@@ -283,9 +364,10 @@ static void *wire_srv_main(void *arg)
 	struct wire_server *srv = arg;
 	struct pollfd pfd[3 + WIRE_SRV_CLIENTS];
 	int idx[3 + WIRE_SRV_CLIENTS];
-	int n, i, k;
+	int n, i, k, wait_ms;
 
 	for (;;) {
+		wait_ms = wire_srv_reap_idle(srv);
 		n = 0;
 		pfd[n++] = (struct pollfd){ .fd = srv->wake[0],
 					    .events = POLLIN };
@@ -303,7 +385,7 @@ static void *wire_srv_main(void *arg)
 				.events = (short)(POLLIN |
 					  (c->out.len ? POLLOUT : 0)) };
 		}
-		if (poll(pfd, (nfds_t)n, -1) < 0) {
+		if (poll(pfd, (nfds_t)n, wait_ms) < 0) {
 			if (errno == EINTR)
 				continue;
 			break;
