@@ -120,7 +120,8 @@ static int wire_srv_ctl_bind(struct wire_server *srv, const char *path,
 		if (fd < 0)
 			goto err_errno;
 	}
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || listen(fd, WIRE_SRV_BACKLOG))
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) ||
+	    listen(fd, WIRE_SRV_BACKLOG))
 		goto err_errno;
 	srv->ctl_fd = fd;
 	snprintf(srv->ctl_path, sizeof(srv->ctl_path), "%s", path);
@@ -159,7 +160,8 @@ static int wire_srv_http_bind(struct wire_server *srv, const char *host,
 	if (fd < 0)
 		goto err_errno;
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(fd, ai->ai_addr, ai->ai_addrlen) || listen(fd, WIRE_SRV_BACKLOG))
+	if (bind(fd, ai->ai_addr, ai->ai_addrlen) ||
+	    listen(fd, WIRE_SRV_BACKLOG))
 		goto err_errno;
 	if (bound && !getsockname(fd, (struct sockaddr *)&ss, &sl))
 		*bound = ntohs(ss.ss_family == AF_INET6 ?
