@@ -69,6 +69,10 @@ def wire_if(prefix: str, i: int) -> str:
     return f"{prefix}w{i}"
 
 
+def dpdk_runtime_dir(prefix: str) -> str:
+    return f"/var/run/dpdk/loggp-{prefix}"
+
+
 def host_addr(i: int) -> str:
     return f"{SUBNET}.{i + 1}"
 
@@ -146,7 +150,31 @@ class State:
             state.wire = WireProc(**wire) if wire else None
         except TypeError as e:
             raise TestbedError(f"{path}: unexpected testbed state: {e}") from None
+        state._refuse_foreign(prefix, path)
         return state
+
+    def _refuse_foreign(self, prefix: str, path: Path) -> None:
+        """down deletes what the file lists, so it may list only what up creates for
+        this prefix: its hosts' namespaces and wire interfaces, its files."""
+        d = state_dir()
+        hosts = range(min(self.hosts, MAX_HOSTS)) if isinstance(self.hosts, int) else ()
+        allowed: dict[str, set[str]] = {
+            "prefix": {prefix},
+            "namespaces": {host_ns(prefix, i) for i in hosts},
+            "interfaces": {wire_if(prefix, i) for i in hosts},
+            "control": {"", str(d / f"testbed-{prefix}.sock")},
+            "log": {"", str(d / f"testbed-{prefix}.log")},
+            "stats_json": {"", str(d / f"testbed-{prefix}-stats.json")},
+            "runtime_dir": {"", dpdk_runtime_dir(prefix)},
+        }
+        for name, ok in allowed.items():
+            value = getattr(self, name)
+            for item in value if isinstance(value, list) else [value]:
+                if item not in ok:
+                    raise TestbedError(
+                        f"{path}: {name} {item!r} is not something testbed '{prefix}' "
+                        "creates: refusing to act on this file (remove it by hand)"
+                    )
 
     def host_names(self) -> list[str]:
         return [host_ns(self.prefix, i) for i in range(self.hosts)]
@@ -277,7 +305,7 @@ def up(prefix: str, n: int, knob_args: list[str], metrics: str | None) -> State:
         metrics=metrics or "",
         log=str(d / f"testbed-{prefix}.log"),
         stats_json=str(d / f"testbed-{prefix}-stats.json"),
-        runtime_dir=f"/var/run/dpdk/loggp-{prefix}",
+        runtime_dir=dpdk_runtime_dir(prefix),
     )
     state.save()
     proc: subprocess.Popen[bytes] | None = None

@@ -27,7 +27,7 @@ def run_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def test_state_round_trip_is_atomic(run_dir: Path) -> None:
-    s = State(prefix="ut", hosts=3, control=str(run_dir / "c.sock"), log="l")
+    s = State(prefix="ut", hosts=3, control=str(run_dir / "testbed-ut.sock"))
     s.save()
     s.namespaces.append("ut-h0")
     s.wire = WireProc(pid=123, start_time=456, argv=["loggp-wire"])
@@ -71,9 +71,10 @@ def test_down_after_a_crash_touches_only_what_it_lists(run_dir: Path) -> None:
     """A state file naming things that no longer exist (and a dead wire) is cleaned up
     without error, and nothing else on the machine is looked at by name."""
     before_ns, before_links = netns.namespaces(), netns.links()
-    s = State(prefix="ut", hosts=2, control=str(run_dir / "c.sock"))
-    s.namespaces = ["ut-h0-gone"]
-    s.interfaces = ["utw0gone"]
+    s = State(prefix="ut", hosts=2, control=str(run_dir / "testbed-ut.sock"))
+    s.namespaces = ["ut-h1"]
+    s.interfaces = ["utw1"]
+    assert "ut-h1" not in before_ns and "utw1" not in before_links
     with subprocess.Popen(["true"]) as dead:
         dead.wait(5)
     s.wire = WireProc(pid=dead.pid, start_time=1, argv=[])
@@ -82,6 +83,39 @@ def test_down_after_a_crash_touches_only_what_it_lists(run_dir: Path) -> None:
     assert not s.path.exists()
     assert down("ut") == []  # idempotent
     assert netns.namespaces() == before_ns and netns.links() == before_links
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("namespaces", ["ut-h0", "notours"]),
+        ("namespaces", ["ut-h2"]),  # past its 2 hosts
+        ("interfaces", ["notours0"]),
+        ("control", "precious"),
+        ("log", "precious"),
+        ("stats_json", "precious"),
+        ("runtime_dir", "precious-dir"),
+        ("prefix", "other"),
+    ],
+)
+def test_state_naming_foreign_things_is_refused(
+    run_dir: Path, tmp_path: Path, field: str, value: object
+) -> None:
+    """down removes what the file lists, so a file that lists anything up would not
+    have created for this prefix is refused before anything is touched."""
+    precious, precious_dir = tmp_path / "precious", tmp_path / "precious-dir"
+    precious.write_text("keep")
+    precious_dir.mkdir()
+    if value in ("precious", "precious-dir"):
+        value = str(tmp_path / str(value))
+    State(prefix="ut", hosts=2).save()
+    path = State.path_for("ut")
+    doc = json.loads(path.read_text())
+    doc[field] = value
+    path.write_text(json.dumps(doc))
+    with pytest.raises(TestbedError, match=f"{field} .* is not something testbed 'ut' creates"):
+        down("ut")
+    assert path.exists() and precious.exists() and precious_dir.is_dir()
 
 
 def test_require_names_the_missing_testbed(run_dir: Path) -> None:
