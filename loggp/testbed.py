@@ -69,8 +69,16 @@ def wire_if(prefix: str, i: int) -> str:
     return f"{prefix}w{i}"
 
 
-def dpdk_runtime_dir(prefix: str) -> str:
-    return f"/var/run/dpdk/loggp-{prefix}"
+def own_files(prefix: str) -> dict[str, str]:
+    """The files a testbed's state names, by State field: the wire's control socket, log
+    and exit totals, and DPDK's runtime directory (--file-prefix)."""
+    d = state_dir()
+    return {
+        "control": str(d / f"testbed-{prefix}.sock"),
+        "log": str(d / f"testbed-{prefix}.log"),
+        "stats_json": str(d / f"testbed-{prefix}-stats.json"),
+        "runtime_dir": f"/var/run/dpdk/loggp-{prefix}",
+    }
 
 
 def host_addr(i: int) -> str:
@@ -156,17 +164,13 @@ class State:
     def _refuse_foreign(self, prefix: str, path: Path) -> None:
         """down deletes what the file lists, so it may list only what up creates for
         this prefix: its hosts' namespaces and wire interfaces, its files."""
-        d = state_dir()
         hosts = range(min(self.hosts, MAX_HOSTS)) if isinstance(self.hosts, int) else ()
         allowed: dict[str, set[str]] = {
             "prefix": {prefix},
             "namespaces": {host_ns(prefix, i) for i in hosts},
             "interfaces": {wire_if(prefix, i) for i in hosts},
-            "control": {"", str(d / f"testbed-{prefix}.sock")},
-            "log": {"", str(d / f"testbed-{prefix}.log")},
-            "stats_json": {"", str(d / f"testbed-{prefix}-stats.json")},
-            "runtime_dir": {"", dpdk_runtime_dir(prefix)},
         }
+        allowed |= {name: {"", path} for name, path in own_files(prefix).items()}
         for name, ok in allowed.items():
             value = getattr(self, name)
             for item in value if isinstance(value, list) else [value]:
@@ -297,16 +301,7 @@ def up(prefix: str, n: int, knob_args: list[str], metrics: str | None) -> State:
     """Creates the testbed; on any failure removes what it created and re-raises."""
     check_prefix(prefix)
     _check_up_allowed(prefix, n)
-    d = state_dir()
-    state = State(
-        prefix=prefix,
-        hosts=n,
-        control=str(d / f"testbed-{prefix}.sock"),
-        metrics=metrics or "",
-        log=str(d / f"testbed-{prefix}.log"),
-        stats_json=str(d / f"testbed-{prefix}-stats.json"),
-        runtime_dir=dpdk_runtime_dir(prefix),
-    )
+    state = State(prefix=prefix, hosts=n, metrics=metrics or "", **own_files(prefix))
     state.save()
     proc: subprocess.Popen[bytes] | None = None
     try:
