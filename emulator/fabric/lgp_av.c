@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Address vector wrapper.  fi_addr_t values are the real provider's and
- * pass through unchanged; only the object itself is wrapped so that binds
- * to wrapped endpoints can be translated.
+ * pass through unchanged; the object is wrapped so that binds to wrapped
+ * endpoints can be translated, and so that removing an address waits for
+ * the sends the shim still holds for the endpoints using this AV.
  */
 #include <stdlib.h>
 
@@ -16,11 +17,17 @@ static struct fid_av *lgp_hav(struct fid_av *av)
 static int lgp_av_close(struct fid *fid)
 {
 	struct lgp_av *av = lgp_container_of(fid, struct lgp_av, av.fid);
+	struct lgp_ep *ep;
 	int ret;
 
 	ret = fi_close(&av->hav->fid);
 	if (ret)
 		return ret;
+	pthread_mutex_lock(&av->dom->lock);
+	for (ep = av->dom->eps; ep; ep = ep->next_in_dom)
+		if (ep->av == av)
+			ep->av = NULL;
+	pthread_mutex_unlock(&av->dom->lock);
 	lgp_fid_unregister(&av->hav->fid);
 	free(av);
 	return 0;
@@ -57,10 +64,29 @@ static int lgp_av_insertsym(struct fid_av *av, const char *node, size_t nodecnt,
 			       fi_addr, flags, context);
 }
 
-static int lgp_av_remove(struct fid_av *av, fi_addr_t *fi_addr, size_t count,
+/*
+ * A send held in the delay queue must not be posted to an address that is
+ * gone (the provider would follow a stale entry: shm crashes).  The
+ * application saw those sends complete before it removed the address, as
+ * it would have over a real network where they had left, so they are sent
+ * first: each at its release time, the call returning once the provider
+ * has completed them.  The domain lock is held throughout (it is
+ * recursive), so no endpoint leaves the list meanwhile.
+ */
+static int lgp_av_remove(struct fid_av *fav, fi_addr_t *fi_addr, size_t count,
 			 uint64_t flags)
 {
-	return fi_av_remove(lgp_hav(av), fi_addr, count, flags);
+	struct lgp_av *av = lgp_container_of(fav, struct lgp_av, av);
+	struct lgp_ep *ep;
+
+	if (av->dom->active) {
+		pthread_mutex_lock(&av->dom->lock);
+		for (ep = av->dom->eps; ep; ep = ep->next_in_dom)
+			if (ep->av == av)
+				lgp_ep_flush(ep);
+		pthread_mutex_unlock(&av->dom->lock);
+	}
+	return fi_av_remove(av->hav, fi_addr, count, flags);
 }
 
 static int lgp_av_lookup(struct fid_av *av, fi_addr_t fi_addr, void *addr,
@@ -111,6 +137,7 @@ int lgp_av_open(struct fid_domain *domain, struct fi_av_attr *attr,
 		free(av);
 		return ret;
 	}
+	av->dom = dom;
 	lgp_fid_register(&av->av.fid, &av->hav->fid);
 	av->av.fid.fclass = FI_CLASS_AV;
 	av->av.fid.context = context;

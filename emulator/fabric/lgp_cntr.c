@@ -112,6 +112,7 @@ int lgp_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
 		  struct fid_cntr **out, void *context)
 {
 	struct lgp_domain *dom = lgp_container_of(domain, struct lgp_domain, domain);
+	struct fi_cntr_attr hattr = *attr;
 	struct lgp_cntr *c;
 	int ret;
 
@@ -119,7 +120,9 @@ int lgp_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
 	if (!c)
 		return -FI_ENOMEM;
 	c->dom = dom;
-	ret = fi_cntr_open(dom->hdomain, attr, &c->hcntr, context);
+	if (attr->wait_set)
+		hattr.wait_set = (struct fid_wait *) lgp_fid_real(&attr->wait_set->fid);
+	ret = fi_cntr_open(dom->hdomain, &hattr, &c->hcntr, context);
 	if (ret) {
 		free(c);
 		return ret;

@@ -49,7 +49,59 @@ int lgp_cq_synth(struct lgp_cq *cq, uint64_t release, void *op_context,
 	req->cqe.buf = buf;
 	req->cqe.data = data;
 	req->cqe.tag = tag;
-	return lgp_dq_push(&cq->synq, release, req);
+	if (lgp_dq_push(&cq->synq, release, req))
+		return -FI_EAGAIN;
+	if (cq->signals && release < cq->dom->next_signal) {
+		__atomic_store_n(&cq->dom->next_signal, release, __ATOMIC_RELEASE);
+		lgp_progress_kick(release, lgp_now_ns());
+	}
+	return 0;
+}
+
+/* The head's insertion number, plus one so that 0 means "none". */
+static uint64_t lgp_cq_head_id(const struct lgp_cq *cq)
+{
+	return lgp_dq_size(&cq->synq) ? cq->synq.heap[0].seq + 1 : 0;
+}
+
+void lgp_domain_signal(struct lgp_domain *dom, uint64_t now)
+{
+	uint64_t next = UINT64_MAX, head;
+	struct lgp_cq *cq;
+
+	for (cq = dom->cqs; cq; cq = cq->next_in_dom) {
+		if (!cq->signals || !lgp_dq_size(&cq->synq) ||
+		    lgp_cq_head_id(cq) == cq->signalled)
+			continue;
+		head = lgp_dq_next(&cq->synq);
+		if (head > now) {
+			if (head < next)
+				next = head;
+			continue;
+		}
+		/*
+		 * Once per head: a waiter woken by it reads every due entry,
+		 * and the next head signals again when it falls due.
+		 */
+		cq->signalled = lgp_cq_head_id(cq);
+		fi_cq_signal(cq->hcq);
+	}
+	__atomic_store_n(&dom->next_signal, next, __ATOMIC_RELEASE);
+}
+
+bool lgp_cq_ready(struct lgp_cq *cq, uint64_t *next)
+{
+	uint64_t head = UINT64_MAX;
+
+	if (cq->shim) {
+		pthread_mutex_lock(&cq->dom->lock);
+		lgp_domain_progress(cq->dom, lgp_now_ns());
+		head = lgp_dq_next(&cq->synq);
+		pthread_mutex_unlock(&cq->dom->lock);
+	}
+	if (next)
+		*next = head;
+	return head <= lgp_now_ns();
 }
 
 /* Widens a real entry of real_format into a tagged entry. */
@@ -103,15 +155,68 @@ static size_t lgp_cq_take(struct lgp_cq *cq, const char *raw, ssize_t got,
 	return n;
 }
 
+/*
+ * Reads the real CQ's error entries until one is the application's, which
+ * is held for its fi_cq_readerr; returns whether one is held.  An error of
+ * an operation the shim posted is the application's too, under its own
+ * context, when the application asked for a completion (it may have seen
+ * a synthesised success first: the README's known limits).  One it asked
+ * none for (an inject) is nobody's to read: a layer above such as rxm
+ * takes an error with no context for a crash.  It is counted and logged.
+ * Lock held.
+ */
+static bool lgp_cq_take_err(struct lgp_cq *cq)
+{
+	struct lgp_req *req;
+
+	while (!cq->err_held) {
+		memset(&cq->err, 0, sizeof(cq->err));
+		if (fi_cq_readerr(cq->hcq, &cq->err, 0) <= 0)
+			return false;
+		/* The provider's err_data lives only until its next readerr. */
+		cq->err.err_data = NULL;
+		cq->err.err_data_size = 0;
+		req = lgp_req_from_context(cq->err.op_context);
+		if (!req) {
+			cq->err_held = true;
+			break;
+		}
+		if (req->want_cqe) {
+			cq->err.op_context = req->app_context;
+			cq->err_held = true;
+		} else {
+			LGP_WARN(FI_LOG_CQ, "a deferred operation without a "
+				 "completion failed: %s\n",
+				 fi_strerror(cq->err.err));
+			lgp_stats_add(&cq->dom->fab->stats, LGP_STAT_POST_ERRORS, 1);
+		}
+		lgp_req_complete(cq, req, NULL, &cq->err);
+	}
+	return true;
+}
+
+/*
+ * A real read that returned -FI_EAVAIL: what the application's read
+ * returns after the shim has looked at the errors.
+ */
+static ssize_t lgp_cq_avail(struct lgp_cq *cq)
+{
+	return lgp_cq_take_err(cq) ? -FI_EAVAIL : -FI_EAGAIN;
+}
+
 void lgp_cq_drain(struct lgp_cq *cq)
 {
 	char raw[LGP_CQ_BATCH * sizeof(struct fi_cq_tagged_entry)];
 	struct fi_cq_tagged_entry e;
 	struct lgp_req *keep;
 	ssize_t got, i;
+	int errs = 0;
 
-	do {
+	while (!cq->err_held) {
 		got = fi_cq_read(cq->hcq, raw, LGP_CQ_BATCH);
+		if (got == -FI_EAVAIL && lgp_cq_avail(cq) == -FI_EAGAIN &&
+		    ++errs < LGP_CQ_BATCH)
+			continue;
 		for (i = 0; i < got; i++) {
 			if (lgp_cq_consume_own(cq, raw, (size_t) i, &e))
 				continue;
@@ -124,7 +229,9 @@ void lgp_cq_drain(struct lgp_cq *cq)
 			keep->app_context = e.op_context;
 			lgp_cq_synth(cq, 0, keep, e.flags, e.len, e.buf, e.data, e.tag);
 		}
-	} while (got == LGP_CQ_BATCH);
+		if (got != LGP_CQ_BATCH)
+			break;
+	}
 }
 
 /* Synthesised completions that are due, then the real CQ; lock held. */
@@ -138,6 +245,7 @@ static ssize_t lgp_cq_poll(struct lgp_cq *cq, void *buf, size_t count,
 	uint64_t now = lgp_now_ns();
 	size_t n = 0, want;
 	ssize_t got = 0;
+	int errs = 0;
 
 	while (n < count && (req = lgp_dq_pop_due(&cq->synq, now))) {
 		memcpy(out + n * cq->app_size, &req->cqe, cq->app_size);
@@ -149,12 +257,17 @@ static ssize_t lgp_cq_poll(struct lgp_cq *cq, void *buf, size_t count,
 		lgp_req_put(req);
 	}
 	/* A zero-count read is how applications drive progress: pass it on. */
-	if (!count)
+	if (!count && !cq->err_held)
 		got = fi_cq_read(cq->hcq, NULL, 0);
-	while (n < count) {
+	if (got == -FI_EAVAIL)
+		got = lgp_cq_avail(cq);
+	while (n < count && !cq->err_held) {
 		want = count - n < LGP_CQ_BATCH ? count - n : LGP_CQ_BATCH;
 		got = src ? fi_cq_readfrom(cq->hcq, raw, want, hsrc) :
 			    fi_cq_read(cq->hcq, raw, want);
+		if (got == -FI_EAVAIL && (got = lgp_cq_avail(cq)) == -FI_EAGAIN &&
+		    ++errs < LGP_CQ_BATCH)
+			continue;
 		if (got <= 0)
 			break;
 		n = lgp_cq_take(cq, raw, got, hsrc, out, n, src, nrecv);
@@ -166,8 +279,14 @@ static ssize_t lgp_cq_poll(struct lgp_cq *cq, void *buf, size_t count,
 	 * (completed sends, connection set-up), so the posts find room.
 	 */
 	lgp_domain_progress(cq->dom, lgp_now_ns());
-	if (n || !count)
-		return n ? (ssize_t) n : got;
+	if (cq->signals)
+		lgp_domain_signal(cq->dom, lgp_now_ns());
+	if (n)
+		return (ssize_t) n;
+	if (cq->err_held)
+		return -FI_EAVAIL;
+	if (!count)
+		return got;
 	return got < 0 ? got : -FI_EAGAIN;
 }
 
@@ -210,24 +329,20 @@ static ssize_t lgp_cq_readerr(struct fid_cq *fcq, struct fi_cq_err_entry *buf,
 			      uint64_t flags)
 {
 	struct lgp_cq *cq = lgp_cq_of(fcq);
-	struct lgp_req *req;
-	ssize_t ret;
+	void *data = buf->err_data;
+	ssize_t ret = 1;
 
 	if (!cq->shim)
 		return fi_cq_readerr(cq->hcq, buf, flags);
 	pthread_mutex_lock(&cq->dom->lock);
-	ret = fi_cq_readerr(cq->hcq, buf, flags);
-	if (ret > 0) {
-		/*
-		 * A deferred operation failed after the shim had reported it
-		 * sent: the error still reaches the application, under its
-		 * own context.
-		 */
-		req = lgp_req_from_context(buf->op_context);
-		if (req) {
-			buf->op_context = req->app_context;
-			lgp_req_complete(cq, req, NULL, buf);
-		}
+	if (lgp_cq_take_err(cq)) {
+		*buf = cq->err;
+		/* A caller's err_data buffer stays its own, with 0 bytes. */
+		if (data)
+			buf->err_data = data;
+		cq->err_held = false;
+	} else {
+		ret = -FI_EAGAIN;
 	}
 	pthread_mutex_unlock(&cq->dom->lock);
 	return ret;
@@ -250,6 +365,11 @@ static ssize_t lgp_cq_sread_one(struct lgp_cq *cq, void *buf, fi_addr_t *src,
 	if (got == -FI_ENOSYS) {
 		sched_yield();
 		return -FI_EAGAIN;
+	}
+	if (got == -FI_EAVAIL) {
+		pthread_mutex_lock(&cq->dom->lock);
+		got = lgp_cq_avail(cq);
+		pthread_mutex_unlock(&cq->dom->lock);
 	}
 	if (got <= 0)
 		return got;
@@ -336,23 +456,35 @@ static struct fi_ops_cq lgp_cq_ops = {
 	.strerror = lgp_cq_strerror,
 };
 
+/*
+ * A provider may let a CQ close while endpoints are still bound to it
+ * (util providers refuse with -FI_EBUSY): the endpoints forget it.
+ */
 static int lgp_cq_close(struct fid *fid)
 {
 	struct lgp_cq *cq = lgp_container_of(fid, struct lgp_cq, cq.fid);
 	struct lgp_req *req;
-	int ret;
-
 	struct lgp_cq **p;
+	struct lgp_ep *ep;
+	int ret;
 
 	ret = fi_close(&cq->hcq->fid);
 	if (ret)
 		return ret;
+	if (cq->wait)
+		lgp_wait_del_cq(cq->wait, cq);
 	pthread_mutex_lock(&cq->dom->lock);
 	for (p = &cq->dom->cqs; *p; p = &(*p)->next_in_dom) {
 		if (*p == cq) {
 			*p = cq->next_in_dom;
 			break;
 		}
+	}
+	for (ep = cq->dom->eps; ep; ep = ep->next_in_dom) {
+		if (ep->tx_cq == cq)
+			ep->tx_cq = NULL;
+		if (ep->rx_cq == cq)
+			ep->rx_cq = NULL;
 	}
 	pthread_mutex_unlock(&cq->dom->lock);
 	while ((req = lgp_dq_pop_due(&cq->synq, UINT64_MAX)))
@@ -392,6 +524,12 @@ int lgp_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 			 FI_CQ_FORMAT_CONTEXT : attr->format;
 	cq->app_size = lgp_cq_entry_size[cq->app_format];
 	cq->real_format = cq->app_format;
+	cq->signals = attr->wait_obj != FI_WAIT_NONE;
+	if (attr->wait_obj == FI_WAIT_SET && attr->wait_set &&
+	    attr->wait_set->fid.ops == &lgp_wait_fi_ops) {
+		cq->wait = lgp_container_of(attr->wait_set, struct lgp_wait, wait);
+		hattr.wait_set = cq->wait->hwait;
+	}
 
 	if (cq->shim) {
 		ret = lgp_dq_init(&cq->synq, LGP_CQ_QUEUE_DEPTH);
@@ -416,6 +554,8 @@ int lgp_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 	cq->next_in_dom = dom->cqs;
 	dom->cqs = cq;
 	pthread_mutex_unlock(&dom->lock);
+	if (cq->wait)
+		lgp_wait_add_cq(cq->wait, cq);
 	cq->cq.fid.fclass = FI_CLASS_CQ;
 	cq->cq.fid.context = context;
 	cq->cq.fid.ops = &lgp_cq_fi_ops;

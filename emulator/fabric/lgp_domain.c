@@ -87,15 +87,17 @@ static int lgp_domain_ep_open(struct fid_domain *domain, struct fi_info *info,
 			      size_t fclass)
 {
 	struct lgp_domain *dom = lgp_dom(domain);
+	struct lgp_info_copy copy;
+	struct fi_info *hinfo = lgp_info_real(info, &copy);
 	struct fid_ep *hep;
 	int ret;
 
 	if (fclass == FI_CLASS_SEP)
-		ret = fi_scalable_ep(dom->hdomain, info, &hep, context);
+		ret = fi_scalable_ep(dom->hdomain, hinfo, &hep, context);
 	else if (flags)
-		ret = fi_endpoint2(dom->hdomain, info, &hep, flags, context);
+		ret = fi_endpoint2(dom->hdomain, hinfo, &hep, flags, context);
 	else
-		ret = fi_endpoint(dom->hdomain, info, &hep, context);
+		ret = fi_endpoint(dom->hdomain, hinfo, &hep, context);
 	if (ret)
 		return ret;
 	ret = lgp_ep_wrap(dom, hep, context, fclass, info, ep);
@@ -152,16 +154,16 @@ static int lgp_domain_query_atomic(struct fid_domain *domain,
 	return fi_query_atomic(lgp_dom(domain)->hdomain, datatype, op, attr, flags);
 }
 
+/*
+ * Endpoints are never given collective ops (lgp_ep_wrap), so no
+ * collective is offered either: a program asks here before it joins.
+ */
 static int lgp_domain_query_collective(struct fid_domain *domain,
 				       enum fi_collective_op coll,
 				       struct fi_collective_attr *attr,
 				       uint64_t flags)
 {
-	struct fid_domain *hd = lgp_dom(domain)->hdomain;
-
-	if (!FI_CHECK_OP(hd->ops, struct fi_ops_domain, query_collective))
-		return -FI_ENOSYS;
-	return hd->ops->query_collective(hd, coll, attr, flags);
+	return -FI_ENOSYS;
 }
 
 static struct fi_ops_domain lgp_domain_ops = {
@@ -184,6 +186,7 @@ int lgp_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 {
 	struct lgp_fabric *fab = lgp_container_of(fabric, struct lgp_fabric, fabric);
 	const struct lgp_config *cfg = lgp_config_get();
+	struct lgp_info_copy copy;
 	struct lgp_domain *dom;
 	pthread_mutexattr_t ma;
 	int ret;
@@ -199,6 +202,7 @@ int lgp_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 	dom->params = cfg->params;
 	dom->active = cfg->active;
 	dom->next_release = UINT64_MAX;
+	dom->next_signal = UINT64_MAX;
 	pthread_mutexattr_init(&ma);
 	pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_RECURSIVE);
 	pthread_mutex_init(&dom->lock, &ma);
@@ -211,7 +215,8 @@ int lgp_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 		}
 	}
 
-	ret = fi_domain(fab->hfabric, info, &dom->hdomain, context);
+	ret = fi_domain(fab->hfabric, lgp_info_real(info, &copy), &dom->hdomain,
+			context);
 	if (ret)
 		goto err_queue;
 

@@ -11,37 +11,102 @@
 
 #include "lgp_fi.h"
 
-/* How long closing an endpoint waits for its deferred sends to be posted. */
-#define LGP_EP_FLUSH_NS	(60ULL * 1000000000ULL)
+/*
+ * How long a flush waits, once every deferred send is due, without one
+ * being posted or completed: a peer that is gone leaves some providers
+ * (tcp) failing the sends with no completion at all.
+ */
+#define LGP_EP_FLUSH_IDLE_NS	(2ULL * 1000000000ULL)
 
 /*
- * Posts everything the endpoint still holds and waits for those posts to
- * complete: the application saw them complete long ago and may close at
- * once, and a provider drops what is still queued when its endpoint closes.
+ * A provider drops what is still queued when its endpoint closes, so the
+ * flush waits for the shim's posts to complete, not only to be posted.
+ * While it waits it reads the CQs of every enabled endpoint of the domain:
+ * a post may need a peer in this process to progress first (shm's first
+ * message to a peer waits for the peer to map it), and the caller, blocked
+ * here, cannot.  CQs are read only while something is outstanding and
+ * only for endpoints that were enabled: a provider may not expect its CQ
+ * to be progressed for an endpoint that never became usable (shm crashes
+ * reading a CQ bound to an endpoint whose fi_enable failed).
  */
-static void lgp_ep_flush(struct lgp_ep *ep)
+static void lgp_ep_flush_drive(struct lgp_domain *dom)
+{
+	struct lgp_ep *ep;
+
+	for (ep = dom->eps; ep; ep = ep->next_in_dom) {
+		if (!ep->enabled)
+			continue;
+		if (ep->tx_cq && ep->tx_cq->shim)
+			lgp_cq_drain(ep->tx_cq);
+		if (ep->rx_cq && ep->rx_cq != ep->tx_cq && ep->rx_cq->shim)
+			lgp_cq_drain(ep->rx_cq);
+	}
+}
+
+void lgp_ep_flush(struct lgp_ep *ep)
 {
 	struct lgp_domain *dom = ep->dom;
-	uint64_t deadline = lgp_now_ns() + LGP_EP_FLUSH_NS;
-	uint64_t now;
+	uint64_t now = lgp_now_ns(), deadline, last_due;
+	size_t left, was;
 
 	pthread_mutex_lock(&dom->lock);
-	ep->closing = true;
-	for (;;) {
+	ep->flushing = true;
+	/* The endpoint's last deferred send is due when its port is free + L. */
+	last_due = ep->pacer.port_free_ns + dom->params.latency_ns;
+	deadline = (last_due > now ? last_due : now) + LGP_EP_FLUSH_IDLE_NS;
+	was = ep->queued_msgs + ep->inflight;
+	while ((left = ep->queued_msgs + ep->inflight)) {
 		now = lgp_now_ns();
+		if (left < was && now + LGP_EP_FLUSH_IDLE_NS > deadline)
+			deadline = now + LGP_EP_FLUSH_IDLE_NS;
+		was = left;
+		if (now > deadline)
+			break;
 		lgp_domain_progress(dom, now);
-		if (ep->tx_cq)
-			lgp_cq_drain(ep->tx_cq);
-		if ((!ep->queued_msgs && !ep->inflight) || now > deadline)
+		lgp_ep_flush_drive(dom);
+		if (!ep->queued_msgs && !ep->inflight)
 			break;
 		pthread_mutex_unlock(&dom->lock);
 		sched_yield();
 		pthread_mutex_lock(&dom->lock);
 	}
 	if (ep->queued_msgs || ep->inflight)
-		LGP_WARN(FI_LOG_EP_DATA, "closing endpoint: %zu deferred sends "
+		LGP_WARN(FI_LOG_EP_DATA, "flushing endpoint: %zu deferred sends "
 			 "not posted, %zu not completed by the provider\n",
 			 ep->queued_msgs, ep->inflight);
+	ep->flushing = false;
+	pthread_mutex_unlock(&dom->lock);
+}
+
+static void lgp_ep_unlink(struct lgp_ep *ep)
+{
+	struct lgp_ep **p;
+
+	pthread_mutex_lock(&ep->dom->lock);
+	for (p = &ep->dom->eps; *p; p = &(*p)->next_in_dom) {
+		if (*p == ep) {
+			*p = ep->next_in_dom;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&ep->dom->lock);
+}
+
+/*
+ * Before an endpoint closes, every endpoint of its domain sends what it
+ * holds: some may be held for the closing one, which the program sent
+ * before closing it (shm crashes posting to an endpoint of its own
+ * process that is gone).  The domain stays locked throughout, so no
+ * endpoint leaves the list meanwhile.
+ */
+static void lgp_ep_flush_domain(struct lgp_domain *dom)
+{
+	struct lgp_ep *ep;
+
+	pthread_mutex_lock(&dom->lock);
+	for (ep = dom->eps; ep; ep = ep->next_in_dom)
+		if (ep->queued_msgs || ep->inflight)
+			lgp_ep_flush(ep);
 	pthread_mutex_unlock(&dom->lock);
 }
 
@@ -50,13 +115,14 @@ static int lgp_ep_close(struct fid *fid)
 	struct lgp_ep *ep = lgp_container_of(fid, struct lgp_ep, ep.fid);
 	int ret;
 
-	if (ep->dom->active) {
-		lgp_ep_flush(ep);
-		lgp_req_forget_ep(ep);
-	}
+	if (ep->dom->active)
+		lgp_ep_flush_domain(ep->dom);
 	ret = fi_close(&ep->hep->fid);
 	if (ret)
 		return ret;
+	if (ep->dom->active)
+		lgp_req_forget_ep(ep);
+	lgp_ep_unlink(ep);
 	lgp_fid_unregister(&ep->hep->fid);
 	free(ep);
 	return 0;
@@ -70,6 +136,7 @@ static int lgp_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 	ret = fi_ep_bind(ep->hep, lgp_fid_real(bfid), flags);
 	if (ret)
 		return ret;
+	pthread_mutex_lock(&ep->dom->lock);
 	if (bfid->ops == &lgp_cq_fi_ops) {
 		struct lgp_cq *cq = lgp_container_of(bfid, struct lgp_cq, cq.fid);
 
@@ -79,8 +146,40 @@ static int lgp_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 		}
 		if (flags & FI_RECV)
 			ep->rx_cq = cq;
-	} else if (bfid->ops == &lgp_cntr_fi_ops && (flags & FI_RECV)) {
-		lgp_container_of(bfid, struct lgp_cntr, cntr.fid)->counts_recv = true;
+	} else if (bfid->ops == &lgp_cntr_fi_ops) {
+		if (flags & FI_RECV)
+			lgp_container_of(bfid, struct lgp_cntr,
+					 cntr.fid)->counts_recv = true;
+		/* Some providers' inject calls count nothing (tcp MSG). */
+		if (flags & (FI_SEND | FI_WRITE | FI_READ))
+			ep->tx_counted = true;
+	} else if (bfid->ops == &lgp_av_fi_ops) {
+		ep->av = lgp_container_of(bfid, struct lgp_av, av.fid);
+	}
+	pthread_mutex_unlock(&ep->dom->lock);
+	return 0;
+}
+
+/*
+ * Commands whose argument carries fids or makes new objects are checked
+ * here: an alias or a duplicate would be a real endpoint the shim never
+ * sees, so it is refused rather than let through undelayed.
+ */
+static int lgp_ep_control(struct fid *fid, int command, void *arg)
+{
+	struct lgp_ep *ep = lgp_container_of(fid, struct lgp_ep, ep.fid);
+	int ret;
+
+	if (command == FI_ALIAS || command == FI_DUP)
+		return -FI_ENOSYS;
+	ret = fi_control(&ep->hep->fid, command, arg);
+	if (ret)
+		return ret;
+	if (command == FI_ENABLE) {
+		__atomic_store_n(&ep->enabled, true, __ATOMIC_RELEASE);
+	} else if (command == FI_SETOPSFLAG && arg &&
+		   (*(uint64_t *) arg & FI_TRANSMIT)) {
+		ep->tx_op_flags = *(uint64_t *) arg & ~FI_TRANSMIT;
 	}
 	return 0;
 }
@@ -89,7 +188,7 @@ struct fi_ops lgp_ep_fi_ops = {
 	.size = sizeof(struct fi_ops),
 	.close = lgp_ep_close,
 	.bind = lgp_ep_bind,
-	.control = lgp_fid_control,
+	.control = lgp_ep_control,
 	.ops_open = lgp_fid_ops_open,
 	.tostr = lgp_fid_tostr,
 	.ops_set = lgp_fid_ops_set,
@@ -272,6 +371,10 @@ int lgp_ep_wrap(struct lgp_domain *dom, struct fid_ep *hep, void *context,
 	ep->ep.atomic = hep->atomic ? &lgp_ep_atomic_ops : NULL;
 	ep->ep.collective = NULL;
 	lgp_fid_register(&ep->ep.fid, &hep->fid);
+	pthread_mutex_lock(&dom->lock);
+	ep->next_in_dom = dom->eps;
+	dom->eps = ep;
+	pthread_mutex_unlock(&dom->lock);
 	*out = &ep->ep;
 	return 0;
 }

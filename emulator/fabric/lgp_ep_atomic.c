@@ -5,7 +5,7 @@
  * deferred like reads, their result arriving L + n*G after the real
  * completion.  While delays are active the vector forms take one element
  * vector each (what MPI one-sided and OpenSHMEM layers issue); longer
- * vectors are refused with -FI_ENOSYS rather than run undelayed.
+ * vectors are refused (lgp_refuse) rather than run undelayed.
  */
 #include "lgp_fi.h"
 
@@ -111,7 +111,7 @@ static ssize_t lgp_atomic_writev(struct fid_ep *fep, const struct fi_ioc *iov,
 				  datatype, op, context);
 	}
 	if (count != 1)
-		return -FI_ENOSYS;
+		return LGP_REFUSE("an atomic with more than one fi_ioc");
 	return lgp_atomic_submit(ep, &(struct lgp_atomic_call) {
 		.kind = LGP_OP_ATOMIC, .ioc = iov, .desc = desc ? desc[0] : NULL,
 		.dest = dest, .addr = addr, .key = key, .datatype = datatype,
@@ -130,7 +130,7 @@ static ssize_t lgp_atomic_writemsg(struct fid_ep *fep,
 		return fi_atomicmsg(ep->hep, msg, flags);
 	}
 	if (msg->iov_count != 1 || msg->rma_iov_count != 1)
-		return -FI_ENOSYS;
+		return LGP_REFUSE("an atomic with more than one fi_ioc");
 	return lgp_atomic_submit(ep, &(struct lgp_atomic_call) {
 		.kind = LGP_OP_ATOMIC, .ioc = msg->msg_iov,
 		.desc = msg->desc ? msg->desc[0] : NULL, .dest = msg->addr,
@@ -199,7 +199,7 @@ static ssize_t lgp_atomic_readwritev(struct fid_ep *fep, const struct fi_ioc *io
 					key, datatype, op, context);
 	}
 	if (count > 1 || result_count != 1)
-		return -FI_ENOSYS;
+		return LGP_REFUSE("an atomic with more than one fi_ioc");
 	return lgp_atomic_submit(ep, &(struct lgp_atomic_call) {
 		.kind = LGP_OP_FETCH_ATOMIC, .ioc = count ? iov : NULL,
 		.desc = count && desc ? desc[0] : NULL, .res = resultv,
@@ -223,7 +223,7 @@ static ssize_t lgp_atomic_readwritemsg(struct fid_ep *fep,
 					  result_count, flags);
 	}
 	if (msg->iov_count > 1 || msg->rma_iov_count != 1 || result_count != 1)
-		return -FI_ENOSYS;
+		return LGP_REFUSE("an atomic with more than one fi_ioc");
 	return lgp_atomic_submit(ep, &(struct lgp_atomic_call) {
 		.kind = LGP_OP_FETCH_ATOMIC,
 		.ioc = msg->iov_count ? msg->msg_iov : NULL,
@@ -281,7 +281,7 @@ static ssize_t lgp_atomic_compwritev(struct fid_ep *fep,
 					  key, datatype, op, context);
 	}
 	if (count != 1 || compare_count != 1 || result_count != 1)
-		return -FI_ENOSYS;
+		return LGP_REFUSE("an atomic with more than one fi_ioc");
 	return lgp_atomic_submit(ep, &(struct lgp_atomic_call) {
 		.kind = LGP_OP_COMPARE_ATOMIC, .ioc = iov,
 		.desc = desc ? desc[0] : NULL, .cmp = comparev,
@@ -310,7 +310,7 @@ static ssize_t lgp_atomic_compwritemsg(struct fid_ep *fep,
 	}
 	if (msg->iov_count != 1 || msg->rma_iov_count != 1 ||
 	    compare_count != 1 || result_count != 1)
-		return -FI_ENOSYS;
+		return LGP_REFUSE("an atomic with more than one fi_ioc");
 	return lgp_atomic_submit(ep, &(struct lgp_atomic_call) {
 		.kind = LGP_OP_COMPARE_ATOMIC, .ioc = msg->msg_iov,
 		.desc = msg->desc ? msg->desc[0] : NULL, .cmp = comparev,

@@ -359,7 +359,7 @@ static ssize_t lgp_readv(struct fid_ep *fep, const struct iovec *iov,
 		       ep->tx_op_flags, context, false);
 }
 
-/* RMA messages with one remote segment; more fall back to -FI_EINVAL. */
+/* RMA messages with one remote segment; more are refused. */
 static ssize_t lgp_rma_msg(struct lgp_ep *ep, enum lgp_op_kind kind,
 			   const struct fi_msg_rma *msg, uint64_t flags)
 {
@@ -374,7 +374,8 @@ static ssize_t lgp_rma_msg(struct lgp_ep *ep, enum lgp_op_kind kind,
 	};
 
 	if (msg->rma_iov_count != 1)
-		return -FI_EINVAL;
+		return LGP_REFUSE("an RMA message with more than one remote "
+				  "segment");
 	req.rma_iov = msg->rma_iov[0];
 	return lgp_send_submit(ep, &req);
 }

@@ -36,13 +36,20 @@ static struct lgp_eq *lgp_eq_of(struct fid_eq *eq)
 	return lgp_container_of(eq, struct lgp_eq, eq);
 }
 
-/* Every event starts with the fid it is about: name our wrapper instead. */
-static void lgp_eq_fixup(void *buf, size_t len)
+/*
+ * Every event starts with the fid it is about: name our wrapper instead.
+ * A connection request's info may name a real object as its handle too.
+ */
+static void lgp_eq_fixup(uint32_t event, void *buf, size_t len)
 {
+	struct fi_eq_cm_entry *cm = buf;
 	struct fi_eq_entry *e = buf;
 
 	if (len >= sizeof(struct fid *) && e->fid)
 		e->fid = lgp_fid_from_real(e->fid);
+	if (event == FI_CONNREQ && len >= sizeof(*cm) && cm->info &&
+	    cm->info->handle)
+		cm->info->handle = lgp_fid_from_real(cm->info->handle);
 }
 
 static ssize_t lgp_eq_read(struct fid_eq *eq, uint32_t *event, void *buf,
@@ -51,7 +58,7 @@ static ssize_t lgp_eq_read(struct fid_eq *eq, uint32_t *event, void *buf,
 	ssize_t ret = fi_eq_read(lgp_eq_of(eq)->heq, event, buf, len, flags);
 
 	if (ret > 0)
-		lgp_eq_fixup(buf, (size_t) ret);
+		lgp_eq_fixup(*event, buf, (size_t) ret);
 	return ret;
 }
 
@@ -62,7 +69,7 @@ static ssize_t lgp_eq_sread(struct fid_eq *eq, uint32_t *event, void *buf,
 				  flags);
 
 	if (ret > 0)
-		lgp_eq_fixup(buf, (size_t) ret);
+		lgp_eq_fixup(*event, buf, (size_t) ret);
 	return ret;
 }
 
@@ -100,13 +107,16 @@ static struct fi_ops_eq lgp_eq_ops = {
 int lgp_eq_open(struct lgp_fabric *fab, struct fi_eq_attr *attr,
 		struct fid_eq **out, void *context)
 {
+	struct fi_eq_attr hattr = *attr;
 	struct lgp_eq *eq;
 	int ret;
 
 	eq = calloc(1, sizeof(*eq));
 	if (!eq)
 		return -FI_ENOMEM;
-	ret = fi_eq_open(fab->hfabric, attr, &eq->heq, context);
+	if (attr->wait_set)
+		hattr.wait_set = (struct fid_wait *) lgp_fid_real(&attr->wait_set->fid);
+	ret = fi_eq_open(fab->hfabric, &hattr, &eq->heq, context);
 	if (ret) {
 		free(eq);
 		return ret;

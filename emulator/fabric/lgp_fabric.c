@@ -114,27 +114,45 @@ static int lgp_fabric_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr
 			   attr, eq, context);
 }
 
-/* Wait sets are not wrapped: the application hands them back unchanged. */
 static int lgp_fabric_wait_open(struct fid_fabric *fabric,
 				struct fi_wait_attr *attr,
 				struct fid_wait **waitset)
 {
-	struct lgp_fabric *fab = lgp_container_of(fabric, struct lgp_fabric, fabric);
-
-	return fi_wait_open(fab->hfabric, attr, waitset);
+	return lgp_wait_open(lgp_container_of(fabric, struct lgp_fabric, fabric),
+			     attr, waitset);
 }
 
+/* Whether fid has a due completion only the shim knows of. */
+static bool lgp_fid_ready(struct fid *fid)
+{
+	if (fid->ops == &lgp_cq_fi_ops)
+		return lgp_cq_ready(lgp_container_of(fid, struct lgp_cq, cq.fid),
+				    NULL);
+	if (fid->ops == &lgp_wait_fi_ops)
+		return lgp_wait_set_ready(lgp_container_of(fid, struct lgp_wait,
+							   wait.fid));
+	return false;
+}
+
+/*
+ * A due synthesised completion means "do not wait", as the provider says
+ * for its own.  It is checked before the real trywait, which may reset a
+ * wait object the shim signalled for it.
+ */
 static int lgp_fabric_trywait(struct fid_fabric *fabric, struct fid **fids,
 			      int count)
 {
 	struct lgp_fabric *fab = lgp_container_of(fabric, struct lgp_fabric, fabric);
-	struct fid *hfids[64];
+	struct fid *hfids[LGP_SET_MAX];
 	int i;
 
-	if (count > 64)
+	if (count > LGP_SET_MAX)
 		return -FI_EINVAL;
-	for (i = 0; i < count; i++)
+	for (i = 0; i < count; i++) {
+		if (lgp_fid_ready(fids[i]))
+			return -FI_EAGAIN;
 		hfids[i] = lgp_fid_real(fids[i]);
+	}
 	return fi_trywait(fab->hfabric, hfids, count);
 }
 

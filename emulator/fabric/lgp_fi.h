@@ -113,8 +113,10 @@ struct lgp_domain {
 	bool in_progress;		/* lgp_domain_progress() is running */
 	size_t inflight;		/* shim posts awaiting real completion */
 	struct lgp_cq *cqs;		/* this domain's CQs */
+	struct lgp_ep *eps;		/* this domain's endpoints */
 	struct lgp_dq sendq;		/* deferred sends, by post time */
 	uint64_t next_release;		/* mirror of lgp_dq_next(), for the thread */
+	uint64_t next_signal;		/* earliest completion a wait object awaits */
 	struct lgp_domain *prog_next;	/* progress thread's list */
 	/* rxm's flow control over a core provider (lgp_ops.c) */
 	struct lgp_ops_flow_ctrl *base_flow_ctrl;
@@ -133,6 +135,11 @@ void lgp_domain_progress(struct lgp_domain *dom, uint64_t now);
  * half sent while the application blocks elsewhere.  Lock held.
  */
 void lgp_domain_drive(struct lgp_domain *dom);
+/*
+ * Signals the wait object of every CQ whose earliest synthesised
+ * completion is due by now, and recomputes dom->next_signal; lock held.
+ */
+void lgp_domain_signal(struct lgp_domain *dom, uint64_t now);
 
 /* ---- completion queue ------------------------------------------------ */
 
@@ -146,10 +153,32 @@ struct lgp_cq {
 	bool shim;			/* reads go through the shim */
 	struct lgp_dq synq;		/* synthesised completions by time */
 	struct lgp_cq *next_in_dom;
-	/* An error entry for a deferred operation, held for readerr. */
-	bool err_pending;
+	/*
+	 * Opened with a wait object: synthesised completions signal it when
+	 * they fall due, as the provider signals its own (lgp_domain_signal).
+	 */
+	bool signals;
+	uint64_t signalled;		/* release time signalled last */
+	struct lgp_wait *wait;		/* the wait set it belongs to, or NULL */
+	struct lgp_cq *next_in_wait;
+	/*
+	 * An error entry the shim read off the real CQ for the application's
+	 * next fi_cq_readerr (lgp_cq_take_err): the shim must see every
+	 * error first, since those of its own posts are not the
+	 * application's to read.
+	 */
+	bool err_held;
 	struct fi_cq_err_entry err;
 };
+
+/*
+ * Whether the CQ holds a synthesised completion that is due: a poll set,
+ * wait set or fi_trywait must report it as the provider reports its own.
+ * Releases what is due in the domain first.  *next (if not NULL) is the
+ * earliest synthesised completion, UINT64_MAX for none.  Takes the domain
+ * lock.
+ */
+bool lgp_cq_ready(struct lgp_cq *cq, uint64_t *next);
 
 /*
  * Reads the real CQ until it is empty, consuming the shim's completions and
@@ -198,8 +227,20 @@ struct lgp_ep {
 	size_t queued_msgs;	/* deferred, not yet posted */
 	size_t queued_bytes;
 	size_t inflight;	/* posted by the shim, real completion pending */
-	bool closing;		/* flushing: post so that completions come */
+	bool flushing;		/* post so that completions come (no inject) */
+	bool tx_counted;	/* a counter counts its sends (no inject) */
+	bool enabled;		/* fi_enable succeeded: sends may be deferred */
+	struct lgp_av *av;	/* bound address vector, or NULL */
+	struct lgp_ep *next_in_dom;
 };
+
+/*
+ * Posts everything the endpoint holds, each at its release time, and waits
+ * until the provider has completed those posts (bounded): what the
+ * application saw sent reaches the wire before the endpoint closes, shuts
+ * down or loses the address it sent to.
+ */
+void lgp_ep_flush(struct lgp_ep *ep);
 
 int lgp_ep_wrap(struct lgp_domain *dom, struct fid_ep *hep, void *context,
 		size_t fclass, const struct fi_info *info, struct fid_ep **ep);
@@ -281,6 +322,16 @@ void lgp_req_complete(struct lgp_cq *cq, struct lgp_req *req,
 		      const struct fi_cq_tagged_entry *e,
 		      const struct fi_cq_err_entry *err);
 
+/*
+ * A call form the shim cannot delay (README, "Features beneath active
+ * delays"): says so on stderr, once per form, and returns -FI_ENOSYS, so
+ * the program fails loudly rather than run undelayed.  libfabric gives
+ * the shim no earlier point: vector lengths are per call.
+ */
+ssize_t lgp_refuse(bool *said, const char *form);
+#define LGP_REFUSE(form)						\
+	({ static bool lgp_said_; lgp_refuse(&lgp_said_, form); })
+
 /* Counts a message on a pass-through (all knobs zero) endpoint. */
 void lgp_ep_count(struct lgp_ep *ep, size_t len);
 
@@ -334,6 +385,7 @@ struct lgp_eq {
 struct lgp_av {
 	struct fid_av av;
 	struct fid_av *hav;
+	struct lgp_domain *dom;
 };
 
 struct lgp_mr {
@@ -341,16 +393,36 @@ struct lgp_mr {
 	struct fid_mr *hmr;
 };
 
+/* Members of a poll or wait set whose completions the shim synthesises. */
+#define LGP_SET_MAX	64
+
 struct lgp_poll {
 	struct fid_poll poll;
 	struct fid_poll *hpoll;
+	pthread_mutex_t lock;
+	struct lgp_cq *cqs[LGP_SET_MAX];
+	size_t ncqs;
 };
+
+struct lgp_wait {
+	struct fid_wait wait;
+	struct fid_wait *hwait;
+	pthread_mutex_t lock;
+	struct lgp_cq *cqs;	/* CQs opened on this wait set */
+};
+
+int lgp_wait_open(struct lgp_fabric *fab, struct fi_wait_attr *attr,
+		  struct fid_wait **waitset);
+void lgp_wait_add_cq(struct lgp_wait *w, struct lgp_cq *cq);
+void lgp_wait_del_cq(struct lgp_wait *w, struct lgp_cq *cq);
+/* Whether a member CQ holds a due synthesised completion. */
+bool lgp_wait_set_ready(struct lgp_wait *w);
 
 /* ---- fid translation ------------------------------------------------- */
 
 extern struct fi_ops lgp_fabric_fi_ops, lgp_domain_fi_ops, lgp_ep_fi_ops,
 	lgp_cq_fi_ops, lgp_cntr_fi_ops, lgp_av_fi_ops, lgp_eq_fi_ops,
-	lgp_mr_fi_ops, lgp_pep_fi_ops, lgp_poll_fi_ops;
+	lgp_mr_fi_ops, lgp_pep_fi_ops, lgp_poll_fi_ops, lgp_wait_fi_ops;
 
 #define lgp_container_of(ptr, type, member) \
 	((type *)((char *)(ptr) - offsetof(type, member)))
@@ -371,5 +443,21 @@ int lgp_fid_tostr(const struct fid *fid, char *buf, size_t len);
 int lgp_fid_ops_set(struct fid *fid, const char *name, uint64_t flags,
 		    void *ops, void *context);
 int lgp_fid_bind(struct fid *fid, struct fid *bfid, uint64_t flags);
+
+/*
+ * An fi_info the application hands back may name objects it opened through
+ * the shim: handle (a passive endpoint whose listening socket a new
+ * endpoint takes over, a domain), domain_attr->domain and
+ * fabric_attr->fabric.  The provider reads them as its own structures, so
+ * they must be the real objects.  Returns info itself when it names no
+ * wrapper, else a shallow copy in *copy with the real objects, valid while
+ * copy and info are.
+ */
+struct lgp_info_copy {
+	struct fi_info info;
+	struct fi_domain_attr domain_attr;
+	struct fi_fabric_attr fabric_attr;
+};
+struct fi_info *lgp_info_real(struct fi_info *info, struct lgp_info_copy *copy);
 
 #endif /* LGP_FI_H */

@@ -31,6 +31,8 @@ struct fid *lgp_fid_real(struct fid *fid)
 		return &lgp_container_of(fid, struct lgp_poll, poll.fid)->hpoll->fid;
 	if (fid->ops == &lgp_fabric_fi_ops)
 		return &lgp_container_of(fid, struct lgp_fabric, fabric.fid)->hfabric->fid;
+	if (fid->ops == &lgp_wait_fi_ops)
+		return &lgp_container_of(fid, struct lgp_wait, wait.fid)->hwait->fid;
 	return fid;
 }
 
@@ -131,4 +133,44 @@ int lgp_fid_ops_set(struct fid *fid, const char *name, uint64_t flags,
 	if (!hfid->ops->ops_set)
 		return -FI_ENOSYS;
 	return hfid->ops->ops_set(hfid, name, flags, ops, context);
+}
+
+/* The real object behind an optional fid inside a structure. */
+static struct fid *lgp_fid_real_opt(struct fid *fid, bool *changed)
+{
+	struct fid *real = lgp_fid_real(fid);
+
+	*changed |= real != fid;
+	return real;
+}
+
+struct fi_info *lgp_info_real(struct fi_info *info, struct lgp_info_copy *copy)
+{
+	struct fid_domain *dom = info && info->domain_attr ?
+				 info->domain_attr->domain : NULL;
+	struct fid_fabric *fab = info && info->fabric_attr ?
+				 info->fabric_attr->fabric : NULL;
+	struct fid *handle, *hdom, *hfab;
+	bool changed = false;
+
+	if (!info)
+		return NULL;
+	handle = lgp_fid_real_opt(info->handle, &changed);
+	hdom = lgp_fid_real_opt(dom ? &dom->fid : NULL, &changed);
+	hfab = lgp_fid_real_opt(fab ? &fab->fid : NULL, &changed);
+	if (!changed)
+		return info;
+	copy->info = *info;
+	copy->info.handle = handle;
+	if (dom) {
+		copy->domain_attr = *info->domain_attr;
+		copy->domain_attr.domain = lgp_container_of(hdom, struct fid_domain, fid);
+		copy->info.domain_attr = &copy->domain_attr;
+	}
+	if (fab) {
+		copy->fabric_attr = *info->fabric_attr;
+		copy->fabric_attr.fabric = lgp_container_of(hfab, struct fid_fabric, fid);
+		copy->info.fabric_attr = &copy->fabric_attr;
+	}
+	return &copy->info;
 }

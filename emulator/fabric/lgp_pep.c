@@ -80,6 +80,7 @@ static struct fi_ops_ep lgp_pep_ops = {
 int lgp_pep_open(struct lgp_fabric *fab, struct fi_info *info,
 		 struct fid_pep **out, void *context)
 {
+	struct lgp_info_copy copy;
 	struct lgp_pep *pep;
 	int ret;
 
@@ -88,7 +89,8 @@ int lgp_pep_open(struct lgp_fabric *fab, struct fi_info *info,
 	pep = calloc(1, sizeof(*pep));
 	if (!pep)
 		return -FI_ENOMEM;
-	ret = fi_passive_ep(fab->hfabric, info, &pep->hpep, context);
+	ret = fi_passive_ep(fab->hfabric, lgp_info_real(info, &copy), &pep->hpep,
+			    context);
 	if (ret) {
 		free(pep);
 		return ret;

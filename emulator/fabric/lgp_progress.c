@@ -28,6 +28,9 @@
  *
  * The thread never blocks on a domain's lock while holding its own
  * (trylock), so application threads may kick it while holding theirs.
+ * Work the thread does under its own lock may kick it too (a drained
+ * completion is synthesised for a CQ with a wait object): that kick only
+ * records the time, since the thread recomputes its next wake-up anyway.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -57,6 +60,19 @@ static bool lgp_prog_stop;
 static pthread_t lgp_prog_tid;
 static uint64_t lgp_prog_wake = UINT64_MAX;	/* when the thread will look */
 static uint64_t lgp_prog_activity;		/* time of the last deferral */
+static __thread bool lgp_prog_holder;		/* this thread holds the lock */
+
+static void lgp_prog_lock_take(void)
+{
+	pthread_mutex_lock(&lgp_prog_lock);
+	lgp_prog_holder = true;
+}
+
+static void lgp_prog_lock_drop(void)
+{
+	lgp_prog_holder = false;
+	pthread_mutex_unlock(&lgp_prog_lock);
+}
 
 static void lgp_progress_sleep(uint64_t until)
 {
@@ -85,6 +101,15 @@ static void lgp_progress_sleep(uint64_t until)
 	pthread_cond_timedwait(&lgp_prog_cond, &lgp_prog_lock, &ts);
 }
 
+/* When the domain next needs the thread: a release or a wait to signal. */
+static uint64_t lgp_progress_due(struct lgp_domain *dom)
+{
+	uint64_t r = __atomic_load_n(&dom->next_release, __ATOMIC_ACQUIRE);
+	uint64_t s = __atomic_load_n(&dom->next_signal, __ATOMIC_ACQUIRE);
+
+	return r < s ? r : s;
+}
+
 static void *lgp_progress_main(void *arg)
 {
 	struct lgp_domain *dom;
@@ -96,19 +121,20 @@ static void *lgp_progress_main(void *arg)
 
 		pthread_setschedparam(pthread_self(), SCHED_IDLE, &sp);
 	}
-	pthread_mutex_lock(&lgp_prog_lock);
+	lgp_prog_lock_take();
 	while (!lgp_prog_stop) {
 		next = UINT64_MAX;
 		now = lgp_now_ns();
 		for (dom = lgp_prog_list; dom; dom = dom->prog_next) {
-			r = __atomic_load_n(&dom->next_release, __ATOMIC_ACQUIRE);
+			r = lgp_progress_due(dom);
 			if (__atomic_load_n(&dom->inflight, __ATOMIC_RELAXED))
 				r = now;
 			if (r <= now) {
 				if (pthread_mutex_trylock(&dom->lock) == 0) {
 					lgp_domain_progress(dom, lgp_now_ns());
 					lgp_domain_drive(dom);
-					r = dom->next_release;
+					lgp_domain_signal(dom, lgp_now_ns());
+					r = lgp_progress_due(dom);
 					if (dom->inflight && r > now + LGP_PROGRESS_TICK_NS)
 						r = now + LGP_PROGRESS_TICK_NS;
 					pthread_mutex_unlock(&dom->lock);
@@ -121,7 +147,7 @@ static void *lgp_progress_main(void *arg)
 		}
 		lgp_progress_sleep(next);
 	}
-	pthread_mutex_unlock(&lgp_prog_lock);
+	lgp_prog_lock_drop();
 	return NULL;
 }
 
@@ -176,7 +202,7 @@ void lgp_progress_kick(uint64_t release, uint64_t now)
 {
 	__atomic_store_n(&lgp_prog_activity, now, __ATOMIC_RELAXED);
 	if (release + LGP_PROGRESS_TICK_NS >=
-	    __atomic_load_n(&lgp_prog_wake, __ATOMIC_RELAXED))
+	    __atomic_load_n(&lgp_prog_wake, __ATOMIC_RELAXED) || lgp_prog_holder)
 		return;
 	pthread_mutex_lock(&lgp_prog_lock);
 	if (release < lgp_prog_wake) {
@@ -208,7 +234,7 @@ void lgp_progress_flush_all(void)
 
 	do {
 		pending = false;
-		pthread_mutex_lock(&lgp_prog_lock);
+		lgp_prog_lock_take();
 		for (dom = lgp_prog_list; dom; dom = dom->prog_next) {
 			pthread_mutex_lock(&dom->lock);
 			lgp_domain_progress(dom, lgp_now_ns());
@@ -216,6 +242,6 @@ void lgp_progress_flush_all(void)
 			pending |= lgp_dq_size(&dom->sendq) || dom->inflight;
 			pthread_mutex_unlock(&dom->lock);
 		}
-		pthread_mutex_unlock(&lgp_prog_lock);
+		lgp_prog_lock_drop();
 	} while (pending && lgp_now_ns() < deadline);
 }

@@ -29,16 +29,23 @@ static const char *const lgp_param_names[LGP_KNOB_COUNT] = {
 	[LGP_KNOB_BANDWIDTH] = "bandwidth",
 };
 
-static const char *lgp_knob_text(enum lgp_knob knob, char *envname, size_t len)
+/* LOGGP_<KNOB>, the environment variable of a knob. */
+static void lgp_knob_envname(enum lgp_knob knob, char *envname, size_t len)
 {
-	const char *v;
-	char *pv = NULL;
 	size_t i;
 
 	snprintf(envname, len, "LOGGP_%s", lgp_param_names[knob]);
 	for (i = 0; envname[i]; i++)
 		envname[i] = (char) (envname[i] >= 'a' && envname[i] <= 'z' ?
 				     envname[i] - 'a' + 'A' : envname[i]);
+}
+
+static const char *lgp_knob_text(enum lgp_knob knob, char *envname, size_t len)
+{
+	const char *v;
+	char *pv = NULL;
+
+	lgp_knob_envname(knob, envname, len);
 	v = getenv(envname);
 	if (v)
 		return v;
@@ -126,13 +133,14 @@ static void __attribute__((destructor)) lgp_prov_fini(void)
 
 FI_EXT_INI
 {
-	char help[512];
+	char help[512], envname[64];
 	int k;
 
 	for (k = 0; k < LGP_KNOB_COUNT; k++) {
+		lgp_knob_envname(k, envname, sizeof(envname));
 		snprintf(help, sizeof(help),
-			 "LogGP %s added by the loggp shim (also LOGGP_%s); "
-			 "accepted: %s", lgp_param_names[k], lgp_param_names[k],
+			 "LogGP %s added by the loggp shim (also %s, which "
+			 "wins); accepted: %s", lgp_param_names[k], envname,
 			 lgp_knob_forms(k));
 		fi_param_define(&lgp_prov, lgp_param_names[k], FI_PARAM_STRING,
 				"%s", help);

@@ -11,6 +11,7 @@
  * Because an endpoint's departure times never decrease, its operations
  * leave the queue in the order they were issued.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -83,9 +84,13 @@ static int lgp_req_own(struct lgp_req *req)
 		req->ioc_desc = NULL;
 		return 0;
 	}
+	/* Fetching atomics hold their vectors by value already. */
+	if (req->kind == LGP_OP_FETCH_ATOMIC || req->kind == LGP_OP_COMPARE_ATOMIC)
+		return 0;
 	if (lgp_req_returns_data(req)) {
 		if (req->iov_count != 1)
-			return -FI_EINVAL;
+			return LGP_REFUSE("an RMA read into more than one local "
+					  "buffer");
 		req->iov1 = req->iovp[0];
 		req->desc1 = req->descp ? req->descp[0] : NULL;
 		req->iovp = &req->iov1;
@@ -109,12 +114,23 @@ static int lgp_req_own(struct lgp_req *req)
 	return 0;
 }
 
-/* Deferred operations small enough go out through the inject calls. */
+ssize_t lgp_refuse(bool *said, const char *form)
+{
+	if (!__atomic_exchange_n(said, true, __ATOMIC_RELAXED))
+		fprintf(stderr, "loggp: %s is not supported beneath active "
+			"delays: -FI_ENOSYS (emulator/fabric/README.md)\n", form);
+	return -FI_ENOSYS;
+}
+
+/*
+ * Deferred operations small enough go out through the inject calls,
+ * unless a counter must count them: tcp's MSG endpoints count no inject.
+ */
 static bool lgp_req_injectable(const struct lgp_req *req)
 {
 	if (req->deferred)
-		return !lgp_req_completes_late(req) && !req->ep->closing &&
-		       req->len <= req->ep->inject_size;
+		return !lgp_req_completes_late(req) && !req->ep->flushing &&
+		       !req->ep->tx_counted && req->len <= req->ep->inject_size;
 	return req->inject_call;
 }
 
@@ -292,6 +308,22 @@ ssize_t lgp_send_submit(struct lgp_ep *ep, struct lgp_req *call)
 	uint64_t now, start, left, post_at;
 	ssize_t ret;
 
+	/*
+	 * A send on an endpoint that was never enabled is the provider's to
+	 * refuse at once, as without the shim; deferred, it would be
+	 * reported sent and fail later.  One it accepts marks the endpoint
+	 * usable.
+	 */
+	if (!__atomic_load_n(&ep->enabled, __ATOMIC_ACQUIRE)) {
+		pthread_mutex_lock(&dom->lock);
+		ret = lgp_req_post(call);
+		if (!ret) {
+			ep->enabled = true;
+			lgp_ep_count(ep, call->len);
+		}
+		pthread_mutex_unlock(&dom->lock);
+		return ret;
+	}
 	if (p->send_overhead_ns) {
 		lgp_spin_ns(p->send_overhead_ns);
 		lgp_stats_add(&dom->fab->stats, LGP_STAT_SEND_OVERHEAD_NS,
