@@ -7,6 +7,7 @@
 # venv) and is quick when everything is already there.
 
 BUILD   ?= build
+ASAN_BUILD ?= build-asan
 VENV    ?= .venv
 PYTHON  ?= python3
 CMAKE_FLAGS ?=
@@ -20,7 +21,7 @@ DEB_PACKAGES = build-essential cmake ninja-build pkg-config \
 	libdpdk-dev dpdk dpdk-dev iperf3 iproute2 iputils-ping ethtool \
 	libssl-dev libsqlite3-dev nlohmann-json3-dev libgtest-dev
 
-.PHONY: all deps venv build test test-c test-py run clean
+.PHONY: all deps venv build build-asan test test-c test-py run clean
 
 all: build
 
@@ -47,11 +48,18 @@ build: deps
 	cmake -S . -B $(BUILD) -G Ninja $(CMAKE_FLAGS) >/dev/null
 	cmake --build $(BUILD)
 
+# The shim and its conformance cases with AddressSanitizer and UBSan
+# (tests/test_conform.py); only those two targets, to keep it quick.
+build-asan: deps
+	cmake -S . -B $(ASAN_BUILD) -G Ninja -DLOGGP_SANITIZE=ON $(CMAKE_FLAGS) >/dev/null
+	cmake --build $(ASAN_BUILD) --target loggp-fi fi_conform
+
 test-c: build
 	ctest --test-dir $(BUILD) --output-on-failure
 
-test-py: build venv
-	LOGGP_BUILD=$(abspath $(BUILD)) $(VENV)/bin/pytest -q
+test-py: build build-asan venv
+	LOGGP_BUILD=$(abspath $(BUILD)) LOGGP_ASAN_BUILD=$(abspath $(ASAN_BUILD)) \
+		$(VENV)/bin/pytest -q
 
 test: test-c test-py
 
@@ -59,4 +67,4 @@ run: build venv
 	LOGGP_BUILD=$(abspath $(BUILD)) $(VENV)/bin/loggp run
 
 clean:
-	rm -rf $(BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD)

@@ -103,12 +103,13 @@ def _kill_group(proc: subprocess.Popen[str]) -> None:
 
 
 def run(
-    cmd: Sequence[str], env: Mapping[str, str], timeout: float
+    cmd: Sequence[str], env: Mapping[str, str], timeout: float, cwd: Path | None = None
 ) -> subprocess.CompletedProcess[str]:
-    """Runs cmd in its own process group; kills the group on timeout."""
+    """Runs cmd (in cwd) in its own process group; kills the group on timeout."""
     proc = subprocess.Popen(
         list(cmd),
         env=dict(env),
+        cwd=cwd,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
