@@ -1,6 +1,6 @@
 """The Berkeley study's findings next to what a run measured.
 
-Martin, Vahdat, Culler and Anderson (ISCA'97; seeds/001_*) report, for Split-C
+Martin, Vahdat, Culler and Anderson (ISCA'97; [LogGP] in docs/design.md) report, for Split-C
 applications on a NOW, how run time grows with added overhead, gap, latency and bulk
 gap.  Each finding below is assessed from this run's curves and model lines only: a
 verdict is `reproduced`, `not reproduced` or `not measured` (the run lacks the workloads

@@ -339,7 +339,7 @@ def _kap(page: Page) -> str:
     )
     return (
         "<h2>KVS (KAP): the study's claims, measured here</h2>"
-        "<table><tr><th>claim (Ahn et al., seeds/000)</th><th>here</th>"
+        "<table><tr><th>claim (Ahn et al. [KVS])</th><th>here</th>"
         f"<th>evidence from this run</th></tr>{rows}</table>"
         '<p class="note">Maximum over the processes of each phase, at the baseline '
         "(no knob added), mean over repeats.</p>"

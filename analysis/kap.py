@@ -1,4 +1,4 @@
-"""The KVS study's claims (seeds/000_*, Flux's KAP evaluation) next to what a run measured.
+"""The KVS study's claims ([KVS] in docs/design.md) next to what a run measured.
 
 Ahn et al. measured the maximum latency of KAP's phases over all processes with
 producers = consumers = processes and found:

@@ -1,1 +1,1 @@
-"""loggp: a LogGP network-emulation testbed (see DESIGN.md)."""
+"""loggp: a LogGP network-emulation testbed (see docs/design.md)."""

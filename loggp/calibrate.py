@@ -3,7 +3,7 @@
 One calibration run is a server and a client process of loggp-calibrate on 127.0.0.1, both
 with or both without the shim.  The client retries its control connection until the server
 listens, so both are started at once.  The increase a knob should cause over the unshimmed
-stack, per LogGP metric (DESIGN.md, "LogGP semantics"):
+stack, per LogGP metric (docs/design.md, "LogGP semantics"):
 
     o_s += send_overhead    o_r += recv_overhead    g += gap    L += latency
     G   += bulk_gap         half round trip += send_overhead + latency + recv_overhead

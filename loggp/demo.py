@@ -1,4 +1,4 @@
-"""`loggp demo`: the default sweep of issue 2 (item 5).
+"""`loggp demo`: a quick sweep of the shim over shm with loggp-calibrate.
 
 Runs loggp-calibrate over shm without the shim (the baseline), beneath the shim with every
 knob at zero (ΔL = Δo = 0, the shim's own cost), then for ΔL and Δo of 10 and 100 us one

@@ -170,7 +170,7 @@ def shim_so() -> Path:
 
 @pytest.fixture
 def shim(shim_so: Path, tmp_path: Path):
-    """Factory: shim(latency="500us", ...) -> ShimEnv; knob names as DESIGN.md.
+    """Factory: shim(latency="500us", ...) -> ShimEnv; knob names as in docs/design.md.
 
     Raw variables can be given with raw={"LOGGP_LATENCY": "10"} to test
     refusals of bad values.

@@ -21,7 +21,6 @@ import shutil
 from pathlib import Path
 
 import pytest
-
 from conftest import BUILD, REPO, base_env, json_line, run
 
 pytestmark = pytest.mark.integration

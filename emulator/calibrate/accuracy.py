@@ -3,7 +3,7 @@
 
 For every provider it measures the LogGP parameters of the bare stack, of
 the stack under the shim with every knob at zero, and under the shim with
-each configured delta (issue 2, "Acceptance"), then compares the measured
+each configured delta (emulator/calibrate/README.md), then compares the measured
 increase over the bare stack with the configured delta.  It writes a JSON
 document and replaces its own section of docs/benchmarks.md.
 
@@ -60,7 +60,7 @@ UNITS = {"latency": "us", "overhead": "us", "gap": "us", "bulk_gap": "ns/B"}
 #             spent when rxm reads the core completion, which may be a progress call
 #             that returns nothing to the application.
 #   gap, bulk_gap: the shim's port is a pipeline stage in series with the provider's
-#             own (DESIGN.md, "LogGP semantics"), so the gap becomes max(native, shim's).
+#             own (docs/design.md, "LogGP semantics"), so the gap becomes max(native, shim's).
 JUDGED = {
     "latency": ["half_rtt_us"],
     "overhead": ["o_s_us", "half_rtt_us"],

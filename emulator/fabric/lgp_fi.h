@@ -16,7 +16,7 @@
  * with the application's context, and events that name a real fid are
  * mapped back through a table (lgp_fid_from_real()).
  *
- * Delay model (DESIGN.md, "LogGP semantics"), applied on the sending side:
+ * Delay model (docs/design.md, "LogGP semantics"), applied on the sending side:
  *   - o_s is spun inside every send-type call;
  *   - the message is paced through the endpoint's injection port (g, G) and
  *     held in the domain's delay queue until it has left and L has passed,

@@ -9,7 +9,7 @@
  * the public methods from any thread; each call hands a request to the
  * broker thread and blocks until the answer or the configured timeout.
  *
- * Protocol (flux-core's KVS is the model; REFERENCE.md "Flux KVS"):
+ * Protocol (flux-core's KVS is the model; docs/design.md, "Sources" [KVS]):
  * - fence(name, nprocs, ops): the batch goes up the tree; brokers merge
  *   batches of the same fence (identical ops collapse, txn.hpp) and forward
  *   a fence once their whole subtree has contributed (when nprocs equals the

@@ -1,5 +1,5 @@
 /*
- * kap: KVS Access Patterns, after Flux's KAP tester (REFERENCE.md).
+ * kap: KVS Access Patterns, after Flux's KAP tester ([KVS], docs/design.md).
  *
  * Producers put objects into the hierarchical KVS (services/kvs), a sync
  * (collective fence, or commit + causal wait for the version) makes them

@@ -2,7 +2,7 @@
 /*
  * LogGP knobs: names, units and parsing.
  *
- * Every knob value carries a unit (DESIGN.md, "Knob names"):
+ * Every knob value carries a unit (docs/design.md, "Knobs"):
  *   time knobs (overhead, send_overhead, recv_overhead, gap, latency):
  *       <number>{ns|us|ms|s}           e.g. "10us", "2.5ms", "0ns"
  *   bulk_gap (time per byte):

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Injection pacing of one endpoint for g and G (DESIGN.md, "LogGP
+ * Injection pacing of one endpoint for g and G (docs/design.md, "LogGP
  * semantics"): a message of n bytes that is ready at time t starts leaving
  * at start = max(t, port_free), has fully left at start + n*G, and the
  * port is free again at start + max(g, n*G).
