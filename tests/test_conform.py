@@ -101,6 +101,12 @@ def assert_delayed(stats: Path) -> None:
     assert stats.is_file(), "the shim wrote no statistics: was it loaded?"
     lines = [json.loads(line) for line in stats.read_text().splitlines() if line]
     assert any(int(s["latency_ns"]) > 0 for s in lines), lines
+    # The shim's account of its own schedule: every release in the histogram,
+    # none before its time, some of the sends deferred and released.
+    for s in lines:
+        assert sum(s["late_hist_us"]) == s["releases"], s
+        assert s["early_releases"] == 0, s
+    assert any(int(s["releases"]) > 0 for s in lines), lines
 
 
 def compare(bare: dict[str, dict[str, str]], shimmed: dict[str, dict[str, str]]) -> list[str]:

@@ -14,6 +14,7 @@
 
 void lgp_domain_progress(struct lgp_domain *dom, uint64_t now)
 {
+	uint64_t due, posted;
 	struct lgp_req *req;
 	ssize_t ret;
 
@@ -31,9 +32,12 @@ void lgp_domain_progress(struct lgp_domain *dom, uint64_t now)
 		 * later operation overtakes it.
 		 */
 		req = dom->sendq.heap[0].item;
+		due = dom->sendq.heap[0].release_ns;
+		posted = lgp_now_ns();
 		ret = lgp_req_post(req);
 		if (ret == -FI_EAGAIN)
 			break;
+		lgp_stats_release(&dom->fab->stats, due, posted);
 		lgp_dq_pop_due(&dom->sendq, now);
 	}
 	dom->next_release = lgp_dq_next(&dom->sendq);

@@ -24,6 +24,11 @@ static const char *const stats_names[LGP_STAT_COUNT] = {
 	[LGP_STAT_MAX_QUEUE_DEPTH] = "max_queue_depth",
 	[LGP_STAT_EAGAIN] = "eagain",
 	[LGP_STAT_POST_ERRORS] = "post_errors",
+	[LGP_STAT_RELEASES] = "releases",
+	[LGP_STAT_LATE_NS] = "late_ns",
+	[LGP_STAT_LATE_MAX_NS] = "late_max_ns",
+	[LGP_STAT_LATE_OVER] = "late_over_10us",
+	[LGP_STAT_EARLY] = "early_releases",
 };
 
 /* An snprintf-like writer that counts what it could not store. */
@@ -102,6 +107,36 @@ uint64_t lgp_stats_get(const struct lgp_stats *s, enum lgp_stat stat)
 	return __atomic_load_n(&s->v[stat], __ATOMIC_RELAXED);
 }
 
+unsigned int lgp_late_bucket(uint64_t late_ns)
+{
+	uint64_t us = late_ns / 1000;
+	unsigned int k = 0;
+
+	while (us && k < LGP_LATE_BUCKETS - 1) {
+		us >>= 1;
+		k++;
+	}
+	return k;
+}
+
+void lgp_stats_release(struct lgp_stats *s, uint64_t due_ns, uint64_t now_ns)
+{
+	uint64_t late;
+
+	lgp_stats_add(s, LGP_STAT_RELEASES, 1);
+	if (now_ns < due_ns) {
+		lgp_stats_add(s, LGP_STAT_EARLY, 1);
+		return;
+	}
+	late = now_ns - due_ns;
+	lgp_stats_add(s, LGP_STAT_LATE_NS, late);
+	lgp_stats_max(s, LGP_STAT_LATE_MAX_NS, late);
+	if (late > LGP_LATE_OVER_NS)
+		lgp_stats_add(s, LGP_STAT_LATE_OVER, 1);
+	__atomic_fetch_add(&s->late_hist[lgp_late_bucket(late)], 1,
+			   __ATOMIC_RELAXED);
+}
+
 int lgp_stats_json(const struct lgp_stats *s, const char *provider,
 		   char *buf, size_t len)
 {
@@ -121,7 +156,14 @@ int lgp_stats_json(const struct lgp_stats *s, const char *provider,
 		stats_puts(&o, "\":");
 		stats_put_u64(&o, lgp_stats_get(s, i));
 	}
-	stats_putc(&o, '}');
+	stats_puts(&o, ",\"late_hist_us\":[");
+	for (i = 0; i < LGP_LATE_BUCKETS; i++) {
+		if (i)
+			stats_putc(&o, ',');
+		stats_put_u64(&o, __atomic_load_n(&s->late_hist[i],
+						  __ATOMIC_RELAXED));
+	}
+	stats_puts(&o, "]}");
 	if (len)
 		buf[o.pos < len ? o.pos : len - 1] = '\0';
 	return (int)o.pos;

@@ -26,7 +26,7 @@ static void *stats_worker(void *arg)
 
 static void test_counters(void)
 {
-	struct lgp_stats s = { { 0 } };
+	struct lgp_stats s = { { 0 }, { 0 } };
 	int i;
 
 	for (i = 0; i < LGP_STAT_COUNT; i++)
@@ -72,8 +72,8 @@ static void test_names(void)
 
 static void test_json(void)
 {
-	struct lgp_stats s = { { 0 } };
-	char buf[512], want[512], small[20];
+	struct lgp_stats s = { { 0 }, { 0 } };
+	char buf[1024], want[1024], small[20];
 	int i, n;
 
 	for (i = 0; i < LGP_STAT_COUNT; i++)
@@ -84,7 +84,11 @@ static void test_json(void)
 		 "\"bytes\":18446744073709551615,\"send_overhead_ns\":3,"
 		 "\"recv_overhead_ns\":4,\"recv_msgs\":5,\"gap_ns\":6,"
 		 "\"bulk_gap_ns\":7,\"latency_ns\":8,\"max_queue_depth\":9,"
-		 "\"eagain\":10,\"post_errors\":11}", (int)getpid());
+		 "\"eagain\":10,\"post_errors\":11,\"releases\":12,"
+		 "\"late_ns\":13,\"late_max_ns\":14,\"late_over_10us\":15,"
+		 "\"early_releases\":16,"
+		 "\"late_hist_us\":[0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0]}",
+		 (int)getpid());
 	n = lgp_stats_json(&s, "tcp", buf, sizeof(buf));
 	CHECK_STR(buf, want);
 	CHECK_EQ_U64((uint64_t)n, strlen(want));
@@ -104,8 +108,50 @@ static void test_json(void)
 	CHECK(!strchr(buf, '\n'));
 }
 
+/* Bucket edges: < 1 us, then powers of two of microseconds, then the rest. */
+static void test_late_buckets(void)
+{
+	CHECK_EQ_INT(lgp_late_bucket(0), 0);
+	CHECK_EQ_INT(lgp_late_bucket(999), 0);
+	CHECK_EQ_INT(lgp_late_bucket(1000), 1);
+	CHECK_EQ_INT(lgp_late_bucket(1999), 1);
+	CHECK_EQ_INT(lgp_late_bucket(2000), 2);
+	CHECK_EQ_INT(lgp_late_bucket(3999), 2);
+	CHECK_EQ_INT(lgp_late_bucket(4000), 3);
+	CHECK_EQ_INT(lgp_late_bucket(8191999), 13);
+	CHECK_EQ_INT(lgp_late_bucket(8192000), 14);
+	CHECK_EQ_INT(lgp_late_bucket(16383999), 14);
+	CHECK_EQ_INT(lgp_late_bucket(16384000), 15);
+	CHECK_EQ_INT(lgp_late_bucket(UINT64_MAX), 15);
+}
+
+static void test_release(void)
+{
+	struct lgp_stats s = { { 0 }, { 0 } };
+	char buf[1024];
+
+	lgp_stats_release(&s, 1000, 1000);		/* on time */
+	lgp_stats_release(&s, 1000, 1500);		/* 0.5 us late */
+	lgp_stats_release(&s, 1000, 4000);		/* 3 us late */
+	lgp_stats_release(&s, 1000, 31000);		/* 30 us late */
+	lgp_stats_release(&s, 5000, 4000);		/* early */
+	CHECK_EQ_U64(lgp_stats_get(&s, LGP_STAT_RELEASES), 5);
+	CHECK_EQ_U64(lgp_stats_get(&s, LGP_STAT_EARLY), 1);
+	CHECK_EQ_U64(lgp_stats_get(&s, LGP_STAT_LATE_NS), 500 + 3000 + 30000);
+	CHECK_EQ_U64(lgp_stats_get(&s, LGP_STAT_LATE_MAX_NS), 30000);
+	CHECK_EQ_U64(lgp_stats_get(&s, LGP_STAT_LATE_OVER), 1);
+	CHECK_EQ_U64(s.late_hist[0], 2);
+	CHECK_EQ_U64(s.late_hist[2], 1);
+	CHECK_EQ_U64(s.late_hist[5], 1);
+	lgp_stats_json(&s, "shm", buf, sizeof(buf));
+	CHECK(strstr(buf, ",\"late_hist_us\":[2,0,1,0,0,1,0,0,0,0,0,0,0,0,0,0]}")
+	      != NULL);
+}
+
 int main(void)
 {
+	test_late_buckets();
+	test_release();
 	test_counters();
 	test_threads();
 	test_names();

@@ -6,7 +6,15 @@
  * which writes one JSON object on one line, the form the runner parses:
  *   {"pid":..,"provider":"..","msgs":..,"bytes":..,"send_overhead_ns":..,
  *    "recv_overhead_ns":..,"recv_msgs":..,"gap_ns":..,"bulk_gap_ns":..,
- *    "latency_ns":..,"max_queue_depth":..,"eagain":..,"post_errors":..}
+ *    "latency_ns":..,"max_queue_depth":..,"eagain":..,"post_errors":..,
+ *    "releases":..,"late_ns":..,"late_max_ns":..,"late_over_10us":..,
+ *    "early_releases":..,"late_hist_us":[..16 counts..]}
+ *
+ * Lateness is the shim's own error: how long after its release time a
+ * delayed item was really released (a deferred send handed to the
+ * provider).  Bucket 0 of the histogram counts releases less than 1 us
+ * late, bucket k (1..14) those [2^(k-1), 2^k) us late, bucket 15 the rest
+ * (16.384 ms and more).  An early release would be a bug: counted apart.
  */
 #ifndef LGP_STATS_H
 #define LGP_STATS_H
@@ -30,11 +38,20 @@ enum lgp_stat {
 	LGP_STAT_MAX_QUEUE_DEPTH,	/* maximum, not a sum */
 	LGP_STAT_EAGAIN,		/* sends refused because the queue was full */
 	LGP_STAT_POST_ERRORS,		/* deferred sends the provider refused */
+	LGP_STAT_RELEASES,		/* delayed items released */
+	LGP_STAT_LATE_NS,		/* their total lateness */
+	LGP_STAT_LATE_MAX_NS,		/* maximum, not a sum */
+	LGP_STAT_LATE_OVER,		/* late by more than LGP_LATE_OVER_NS */
+	LGP_STAT_EARLY,			/* released before their time */
 	LGP_STAT_COUNT
 };
 
+#define LGP_LATE_BUCKETS	16
+#define LGP_LATE_OVER_NS	10000ULL
+
 struct lgp_stats {
 	uint64_t v[LGP_STAT_COUNT];
+	uint64_t late_hist[LGP_LATE_BUCKETS];
 };
 
 const char *lgp_stat_name(enum lgp_stat stat);
@@ -45,6 +62,12 @@ void lgp_stats_add(struct lgp_stats *s, enum lgp_stat stat, uint64_t delta);
 void lgp_stats_max(struct lgp_stats *s, enum lgp_stat stat, uint64_t value);
 
 uint64_t lgp_stats_get(const struct lgp_stats *s, enum lgp_stat stat);
+
+/* The histogram bucket of a lateness (see the top of this file). */
+unsigned int lgp_late_bucket(uint64_t late_ns);
+
+/* Records the release at now_ns of an item whose release time was due_ns. */
+void lgp_stats_release(struct lgp_stats *s, uint64_t due_ns, uint64_t now_ns);
 
 /*
  * Writes the JSON line (without newline) into buf; provider may be NULL,
