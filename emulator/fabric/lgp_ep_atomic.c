@@ -3,9 +3,9 @@
  * Atomic ops of a wrapped endpoint.  Delays apply as to RMA: a plain atomic
  * is copied and deferred like a write; fetching and compare atomics are
  * deferred like reads, their result arriving L + n*G after the real
- * completion.  While delays are active the vector forms take one element
- * vector each (what MPI one-sided and OpenSHMEM layers issue); longer
- * vectors are refused (lgp_refuse) rather than run undelayed.
+ * completion.  Every form becomes one message of all its elements; while
+ * delays are active the vectors kept by reference hold up to
+ * LGP_REQ_IOV_MAX elements each (lgp_send_submit refuses longer ones).
  */
 #include "lgp_fi.h"
 
@@ -14,7 +14,7 @@ static struct lgp_ep *lgp_ep_of(struct fid_ep *ep)
 	return lgp_container_of(ep, struct lgp_ep, ep);
 }
 
-static size_t lgp_atomic_size(enum fi_datatype dt)
+size_t lgp_atomic_size(enum fi_datatype dt)
 {
 	switch (dt) {
 	case FI_INT8: case FI_UINT8:
@@ -35,45 +35,70 @@ static size_t lgp_atomic_size(enum fi_datatype dt)
 	}
 }
 
-struct lgp_atomic_call {
-	enum lgp_op_kind kind;
-	const struct fi_ioc *ioc;
-	void *desc;
+/* Elements of an fi_ioc vector. */
+static size_t lgp_ioc_count(const struct fi_ioc *ioc, size_t count)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < count; i++)
+		n += ioc[i].count;
+	return n;
+}
+
+/*
+ * Bytes an atomic carries: its operands', or, for an operation without
+ * operand (FI_ATOMIC_READ), its results'.
+ */
+static size_t lgp_atomic_len(const struct fi_ioc *ioc, size_t count,
+			     const struct fi_ioc *res, size_t res_count,
+			     enum fi_datatype dt)
+{
+	return (count ? lgp_ioc_count(ioc, count) :
+			lgp_ioc_count(res, res_count)) * lgp_atomic_size(dt);
+}
+
+/* The vectors of a fetching atomic beyond its fi_msg_atomic. */
+struct lgp_atomic_ret {
 	const struct fi_ioc *cmp;
-	void *cmp_desc;
+	void **cmp_desc;
+	size_t cmp_count;
 	struct fi_ioc *res;
-	void *res_desc;
-	fi_addr_t dest;
-	uint64_t addr, key;
-	enum fi_datatype datatype;
-	enum fi_op op;
-	uint64_t data, flags;
-	void *context;
-	bool inject;
+	void **res_desc;
+	size_t res_count;
 };
 
-static ssize_t lgp_atomic_submit(struct lgp_ep *ep, const struct lgp_atomic_call *c)
+/*
+ * Every atomic entry point while delays are active: the call as a message
+ * (the single-buffer forms' vectors on their stack, valid during the call).
+ */
+static ssize_t lgp_atomic_submit(struct lgp_ep *ep, enum lgp_op_kind kind,
+				 const struct fi_msg_atomic *msg,
+				 const struct lgp_atomic_ret *r,
+				 uint64_t flags, bool inject)
 {
-	size_t n = c->ioc ? c->ioc->count : c->res->count;
 	struct lgp_req req = {
-		.ep = ep, .kind = c->kind, .inject_call = c->inject,
-		.want_cqe = !c->inject &&
-			    (!ep->tx_selective || (c->flags & FI_COMPLETION)),
-		.app_context = c->context, .flags = c->flags,
-		.len = n * lgp_atomic_size(c->datatype),
-		.addr = c->dest, .data = c->data,
-		.ioc_desc = c->desc, .cmp_desc = c->cmp_desc,
-		.res_desc = c->res_desc,
-		.rma_ioc = { .addr = c->addr, .count = n, .key = c->key },
-		.datatype = c->datatype, .op = c->op,
+		.ep = ep, .kind = kind, .inject_call = inject,
+		.want_cqe = !inject &&
+			    (!ep->tx_selective || (flags & FI_COMPLETION)),
+		.app_context = msg->context, .flags = flags,
+		.len = lgp_atomic_len(msg->msg_iov, msg->iov_count,
+				      r ? r->res : NULL, r ? r->res_count : 0,
+				      msg->datatype),
+		.ioc = msg->msg_iov, .desc = msg->desc,
+		.count = msg->iov_count,
+		.rma_ioc = msg->rma_iov, .rma_count = msg->rma_iov_count,
+		.addr = msg->addr, .data = msg->data,
+		.datatype = msg->datatype, .op = msg->op,
 	};
 
-	if (c->ioc)
-		req.ioc = *c->ioc;
-	if (c->cmp)
-		req.cmp_ioc = *c->cmp;
-	if (c->res)
-		req.res_ioc = *c->res;
+	if (r) {
+		req.cmp = r->cmp;
+		req.cmp_desc = r->cmp_desc;
+		req.cmp_count = r->cmp_count;
+		req.res = r->res;
+		req.res_desc = r->res_desc;
+		req.res_count = r->res_count;
+	}
 	return lgp_send_submit(ep, &req);
 }
 
@@ -85,16 +110,17 @@ static ssize_t lgp_atomic_write(struct fid_ep *fep, const void *buf,
 {
 	struct lgp_ep *ep = lgp_ep_of(fep);
 	struct fi_ioc ioc = { (void *) buf, count };
+	struct fi_rma_ioc rma = { addr, count, key };
 
 	if (!ep->dom->active) {
 		lgp_ep_count(ep, count * lgp_atomic_size(datatype));
 		return fi_atomic(ep->hep, buf, count, desc, dest, addr, key,
 				 datatype, op, context);
 	}
-	return lgp_atomic_submit(ep, &(struct lgp_atomic_call) {
-		.kind = LGP_OP_ATOMIC, .ioc = &ioc, .desc = desc, .dest = dest,
-		.addr = addr, .key = key, .datatype = datatype, .op = op,
-		.flags = ep->tx_op_flags, .context = context });
+	return lgp_atomic_submit(ep, LGP_OP_ATOMIC, &(struct fi_msg_atomic) {
+		.msg_iov = &ioc, .desc = &desc, .iov_count = 1, .addr = dest,
+		.rma_iov = &rma, .rma_iov_count = 1, .datatype = datatype,
+		.op = op, .context = context }, NULL, ep->tx_op_flags, false);
 }
 
 static ssize_t lgp_atomic_writev(struct fid_ep *fep, const struct fi_ioc *iov,
@@ -104,18 +130,17 @@ static ssize_t lgp_atomic_writev(struct fid_ep *fep, const struct fi_ioc *iov,
 				 void *context)
 {
 	struct lgp_ep *ep = lgp_ep_of(fep);
+	struct fi_rma_ioc rma = { addr, lgp_ioc_count(iov, count), key };
 
 	if (!ep->dom->active) {
-		lgp_ep_count(ep, count ? iov[0].count * lgp_atomic_size(datatype) : 0);
+		lgp_ep_count(ep, rma.count * lgp_atomic_size(datatype));
 		return fi_atomicv(ep->hep, iov, desc, count, dest, addr, key,
 				  datatype, op, context);
 	}
-	if (count != 1)
-		return LGP_REFUSE("an atomic with more than one fi_ioc");
-	return lgp_atomic_submit(ep, &(struct lgp_atomic_call) {
-		.kind = LGP_OP_ATOMIC, .ioc = iov, .desc = desc ? desc[0] : NULL,
-		.dest = dest, .addr = addr, .key = key, .datatype = datatype,
-		.op = op, .flags = ep->tx_op_flags, .context = context });
+	return lgp_atomic_submit(ep, LGP_OP_ATOMIC, &(struct fi_msg_atomic) {
+		.msg_iov = iov, .desc = desc, .iov_count = count, .addr = dest,
+		.rma_iov = &rma, .rma_iov_count = 1, .datatype = datatype,
+		.op = op, .context = context }, NULL, ep->tx_op_flags, false);
 }
 
 static ssize_t lgp_atomic_writemsg(struct fid_ep *fep,
@@ -125,18 +150,11 @@ static ssize_t lgp_atomic_writemsg(struct fid_ep *fep,
 	struct lgp_ep *ep = lgp_ep_of(fep);
 
 	if (!ep->dom->active) {
-		lgp_ep_count(ep, msg->iov_count ?
-			     msg->msg_iov[0].count * lgp_atomic_size(msg->datatype) : 0);
+		lgp_ep_count(ep, lgp_atomic_len(msg->msg_iov, msg->iov_count,
+						 NULL, 0, msg->datatype));
 		return fi_atomicmsg(ep->hep, msg, flags);
 	}
-	if (msg->iov_count != 1 || msg->rma_iov_count != 1)
-		return LGP_REFUSE("an atomic with more than one fi_ioc");
-	return lgp_atomic_submit(ep, &(struct lgp_atomic_call) {
-		.kind = LGP_OP_ATOMIC, .ioc = msg->msg_iov,
-		.desc = msg->desc ? msg->desc[0] : NULL, .dest = msg->addr,
-		.addr = msg->rma_iov[0].addr, .key = msg->rma_iov[0].key,
-		.datatype = msg->datatype, .op = msg->op, .data = msg->data,
-		.flags = flags, .context = msg->context });
+	return lgp_atomic_submit(ep, LGP_OP_ATOMIC, msg, NULL, flags, false);
 }
 
 static ssize_t lgp_atomic_inject(struct fid_ep *fep, const void *buf,
@@ -146,16 +164,17 @@ static ssize_t lgp_atomic_inject(struct fid_ep *fep, const void *buf,
 {
 	struct lgp_ep *ep = lgp_ep_of(fep);
 	struct fi_ioc ioc = { (void *) buf, count };
+	struct fi_rma_ioc rma = { addr, count, key };
 
 	if (!ep->dom->active) {
 		lgp_ep_count(ep, count * lgp_atomic_size(datatype));
 		return fi_inject_atomic(ep->hep, buf, count, dest, addr, key,
 					datatype, op);
 	}
-	return lgp_atomic_submit(ep, &(struct lgp_atomic_call) {
-		.kind = LGP_OP_ATOMIC, .ioc = &ioc, .dest = dest, .addr = addr,
-		.key = key, .datatype = datatype, .op = op, .flags = FI_INJECT,
-		.inject = true });
+	return lgp_atomic_submit(ep, LGP_OP_ATOMIC, &(struct fi_msg_atomic) {
+		.msg_iov = &ioc, .iov_count = 1, .addr = dest, .rma_iov = &rma,
+		.rma_iov_count = 1, .datatype = datatype, .op = op },
+		NULL, FI_INJECT, true);
 }
 
 static ssize_t lgp_atomic_readwrite(struct fid_ep *fep, const void *buf,
@@ -167,6 +186,7 @@ static ssize_t lgp_atomic_readwrite(struct fid_ep *fep, const void *buf,
 {
 	struct lgp_ep *ep = lgp_ep_of(fep);
 	struct fi_ioc ioc = { (void *) buf, count }, res = { result, count };
+	struct fi_rma_ioc rma = { addr, count, key };
 
 	if (!ep->dom->active) {
 		lgp_ep_count(ep, count * lgp_atomic_size(datatype));
@@ -174,11 +194,12 @@ static ssize_t lgp_atomic_readwrite(struct fid_ep *fep, const void *buf,
 				       result_desc, dest, addr, key, datatype,
 				       op, context);
 	}
-	return lgp_atomic_submit(ep, &(struct lgp_atomic_call) {
-		.kind = LGP_OP_FETCH_ATOMIC, .ioc = &ioc, .desc = desc,
-		.res = &res, .res_desc = result_desc, .dest = dest,
-		.addr = addr, .key = key, .datatype = datatype, .op = op,
-		.flags = ep->tx_op_flags, .context = context });
+	return lgp_atomic_submit(ep, LGP_OP_FETCH_ATOMIC, &(struct fi_msg_atomic) {
+		.msg_iov = &ioc, .desc = &desc, .iov_count = 1, .addr = dest,
+		.rma_iov = &rma, .rma_iov_count = 1, .datatype = datatype,
+		.op = op, .context = context }, &(struct lgp_atomic_ret) {
+		.res = &res, .res_desc = &result_desc, .res_count = 1 },
+		ep->tx_op_flags, false);
 }
 
 static ssize_t lgp_atomic_readwritev(struct fid_ep *fep, const struct fi_ioc *iov,
@@ -190,22 +211,22 @@ static ssize_t lgp_atomic_readwritev(struct fid_ep *fep, const struct fi_ioc *io
 				     void *context)
 {
 	struct lgp_ep *ep = lgp_ep_of(fep);
+	struct fi_rma_ioc rma = {
+		addr, lgp_ioc_count(resultv, result_count), key,
+	};
 
 	if (!ep->dom->active) {
-		lgp_ep_count(ep, result_count ?
-			     resultv[0].count * lgp_atomic_size(datatype) : 0);
+		lgp_ep_count(ep, rma.count * lgp_atomic_size(datatype));
 		return fi_fetch_atomicv(ep->hep, iov, desc, count, resultv,
 					result_desc, result_count, dest, addr,
 					key, datatype, op, context);
 	}
-	if (count > 1 || result_count != 1)
-		return LGP_REFUSE("an atomic with more than one fi_ioc");
-	return lgp_atomic_submit(ep, &(struct lgp_atomic_call) {
-		.kind = LGP_OP_FETCH_ATOMIC, .ioc = count ? iov : NULL,
-		.desc = count && desc ? desc[0] : NULL, .res = resultv,
-		.res_desc = result_desc ? result_desc[0] : NULL, .dest = dest,
-		.addr = addr, .key = key, .datatype = datatype, .op = op,
-		.flags = ep->tx_op_flags, .context = context });
+	return lgp_atomic_submit(ep, LGP_OP_FETCH_ATOMIC, &(struct fi_msg_atomic) {
+		.msg_iov = iov, .desc = desc, .iov_count = count, .addr = dest,
+		.rma_iov = &rma, .rma_iov_count = 1, .datatype = datatype,
+		.op = op, .context = context }, &(struct lgp_atomic_ret) {
+		.res = resultv, .res_desc = result_desc,
+		.res_count = result_count }, ep->tx_op_flags, false);
 }
 
 static ssize_t lgp_atomic_readwritemsg(struct fid_ep *fep,
@@ -217,22 +238,15 @@ static ssize_t lgp_atomic_readwritemsg(struct fid_ep *fep,
 	struct lgp_ep *ep = lgp_ep_of(fep);
 
 	if (!ep->dom->active) {
-		lgp_ep_count(ep, result_count ?
-			     resultv[0].count * lgp_atomic_size(msg->datatype) : 0);
+		lgp_ep_count(ep, lgp_ioc_count(resultv, result_count) *
+				 lgp_atomic_size(msg->datatype));
 		return fi_fetch_atomicmsg(ep->hep, msg, resultv, result_desc,
 					  result_count, flags);
 	}
-	if (msg->iov_count > 1 || msg->rma_iov_count != 1 || result_count != 1)
-		return LGP_REFUSE("an atomic with more than one fi_ioc");
-	return lgp_atomic_submit(ep, &(struct lgp_atomic_call) {
-		.kind = LGP_OP_FETCH_ATOMIC,
-		.ioc = msg->iov_count ? msg->msg_iov : NULL,
-		.desc = msg->iov_count && msg->desc ? msg->desc[0] : NULL,
-		.res = resultv, .res_desc = result_desc ? result_desc[0] : NULL,
-		.dest = msg->addr, .addr = msg->rma_iov[0].addr,
-		.key = msg->rma_iov[0].key, .datatype = msg->datatype,
-		.op = msg->op, .data = msg->data, .flags = flags,
-		.context = msg->context });
+	return lgp_atomic_submit(ep, LGP_OP_FETCH_ATOMIC, msg,
+				 &(struct lgp_atomic_ret) {
+		.res = resultv, .res_desc = result_desc,
+		.res_count = result_count }, flags, false);
 }
 
 static ssize_t lgp_atomic_compwrite(struct fid_ep *fep, const void *buf,
@@ -246,6 +260,7 @@ static ssize_t lgp_atomic_compwrite(struct fid_ep *fep, const void *buf,
 	struct lgp_ep *ep = lgp_ep_of(fep);
 	struct fi_ioc ioc = { (void *) buf, count };
 	struct fi_ioc cmp = { (void *) compare, count }, res = { result, count };
+	struct fi_rma_ioc rma = { addr, count, key };
 
 	if (!ep->dom->active) {
 		lgp_ep_count(ep, count * lgp_atomic_size(datatype));
@@ -253,12 +268,14 @@ static ssize_t lgp_atomic_compwrite(struct fid_ep *fep, const void *buf,
 					 compare_desc, result, result_desc,
 					 dest, addr, key, datatype, op, context);
 	}
-	return lgp_atomic_submit(ep, &(struct lgp_atomic_call) {
-		.kind = LGP_OP_COMPARE_ATOMIC, .ioc = &ioc, .desc = desc,
-		.cmp = &cmp, .cmp_desc = compare_desc, .res = &res,
-		.res_desc = result_desc, .dest = dest, .addr = addr,
-		.key = key, .datatype = datatype, .op = op,
-		.flags = ep->tx_op_flags, .context = context });
+	return lgp_atomic_submit(ep, LGP_OP_COMPARE_ATOMIC,
+				 &(struct fi_msg_atomic) {
+		.msg_iov = &ioc, .desc = &desc, .iov_count = 1, .addr = dest,
+		.rma_iov = &rma, .rma_iov_count = 1, .datatype = datatype,
+		.op = op, .context = context }, &(struct lgp_atomic_ret) {
+		.cmp = &cmp, .cmp_desc = &compare_desc, .cmp_count = 1,
+		.res = &res, .res_desc = &result_desc, .res_count = 1 },
+		ep->tx_op_flags, false);
 }
 
 static ssize_t lgp_atomic_compwritev(struct fid_ep *fep,
@@ -272,23 +289,24 @@ static ssize_t lgp_atomic_compwritev(struct fid_ep *fep,
 				     void *context)
 {
 	struct lgp_ep *ep = lgp_ep_of(fep);
+	struct fi_rma_ioc rma = { addr, lgp_ioc_count(iov, count), key };
 
 	if (!ep->dom->active) {
-		lgp_ep_count(ep, count ? iov[0].count * lgp_atomic_size(datatype) : 0);
+		lgp_ep_count(ep, rma.count * lgp_atomic_size(datatype));
 		return fi_compare_atomicv(ep->hep, iov, desc, count, comparev,
 					  compare_desc, compare_count, resultv,
 					  result_desc, result_count, dest, addr,
 					  key, datatype, op, context);
 	}
-	if (count != 1 || compare_count != 1 || result_count != 1)
-		return LGP_REFUSE("an atomic with more than one fi_ioc");
-	return lgp_atomic_submit(ep, &(struct lgp_atomic_call) {
-		.kind = LGP_OP_COMPARE_ATOMIC, .ioc = iov,
-		.desc = desc ? desc[0] : NULL, .cmp = comparev,
-		.cmp_desc = compare_desc ? compare_desc[0] : NULL,
-		.res = resultv, .res_desc = result_desc ? result_desc[0] : NULL,
-		.dest = dest, .addr = addr, .key = key, .datatype = datatype,
-		.op = op, .flags = ep->tx_op_flags, .context = context });
+	return lgp_atomic_submit(ep, LGP_OP_COMPARE_ATOMIC,
+				 &(struct fi_msg_atomic) {
+		.msg_iov = iov, .desc = desc, .iov_count = count, .addr = dest,
+		.rma_iov = &rma, .rma_iov_count = 1, .datatype = datatype,
+		.op = op, .context = context }, &(struct lgp_atomic_ret) {
+		.cmp = comparev, .cmp_desc = compare_desc,
+		.cmp_count = compare_count, .res = resultv,
+		.res_desc = result_desc, .res_count = result_count },
+		ep->tx_op_flags, false);
 }
 
 static ssize_t lgp_atomic_compwritemsg(struct fid_ep *fep,
@@ -302,24 +320,18 @@ static ssize_t lgp_atomic_compwritemsg(struct fid_ep *fep,
 	struct lgp_ep *ep = lgp_ep_of(fep);
 
 	if (!ep->dom->active) {
-		lgp_ep_count(ep, msg->iov_count ?
-			     msg->msg_iov[0].count * lgp_atomic_size(msg->datatype) : 0);
+		lgp_ep_count(ep, lgp_atomic_len(msg->msg_iov, msg->iov_count,
+						 NULL, 0, msg->datatype));
 		return fi_compare_atomicmsg(ep->hep, msg, comparev, compare_desc,
 					    compare_count, resultv, result_desc,
 					    result_count, flags);
 	}
-	if (msg->iov_count != 1 || msg->rma_iov_count != 1 ||
-	    compare_count != 1 || result_count != 1)
-		return LGP_REFUSE("an atomic with more than one fi_ioc");
-	return lgp_atomic_submit(ep, &(struct lgp_atomic_call) {
-		.kind = LGP_OP_COMPARE_ATOMIC, .ioc = msg->msg_iov,
-		.desc = msg->desc ? msg->desc[0] : NULL, .cmp = comparev,
-		.cmp_desc = compare_desc ? compare_desc[0] : NULL,
-		.res = resultv, .res_desc = result_desc ? result_desc[0] : NULL,
-		.dest = msg->addr, .addr = msg->rma_iov[0].addr,
-		.key = msg->rma_iov[0].key, .datatype = msg->datatype,
-		.op = msg->op, .data = msg->data, .flags = flags,
-		.context = msg->context });
+	return lgp_atomic_submit(ep, LGP_OP_COMPARE_ATOMIC, msg,
+				 &(struct lgp_atomic_ret) {
+		.cmp = comparev, .cmp_desc = compare_desc,
+		.cmp_count = compare_count, .res = resultv,
+		.res_desc = result_desc, .res_count = result_count },
+		flags, false);
 }
 
 static int lgp_atomic_writevalid(struct fid_ep *fep, enum fi_datatype datatype,

@@ -33,20 +33,19 @@ static bool lgp_want_cqe(const struct lgp_ep *ep, uint64_t flags, bool inject)
 static ssize_t lgp_submit(struct lgp_ep *ep, enum lgp_op_kind kind,
 			  const struct iovec *iov, void **desc, size_t count,
 			  fi_addr_t addr, uint64_t tag, uint64_t data,
-			  const struct fi_rma_iov *rma, uint64_t flags,
-			  void *context, bool inject)
+			  const struct fi_rma_iov *rma, size_t rma_count,
+			  uint64_t flags, void *context, bool inject)
 {
 	struct lgp_req req = {
 		.ep = ep, .kind = kind, .inject_call = inject,
 		.want_cqe = lgp_want_cqe(ep, flags, inject),
 		.app_context = context, .flags = flags,
 		.len = lgp_iov_len(iov, count),
-		.iovp = iov, .descp = desc, .iov_count = count,
+		.iov = iov, .desc = desc, .count = count,
+		.rma_iov = rma, .rma_count = rma_count,
 		.addr = addr, .tag = tag, .data = data,
 	};
 
-	if (rma)
-		req.rma_iov = *rma;
 	return lgp_send_submit(ep, &req);
 }
 
@@ -99,7 +98,7 @@ static ssize_t lgp_send(struct fid_ep *fep, const void *buf, size_t len,
 		return fi_send(ep->hep, buf, len, desc, dest, context);
 	}
 	return lgp_submit(ep, LGP_OP_MSG, &iov, &desc, 1, dest, 0, 0, NULL,
-			  ep->tx_op_flags, context, false);
+			  0, ep->tx_op_flags, context, false);
 }
 
 static ssize_t lgp_sendv(struct fid_ep *fep, const struct iovec *iov,
@@ -112,7 +111,7 @@ static ssize_t lgp_sendv(struct fid_ep *fep, const struct iovec *iov,
 		return fi_sendv(ep->hep, iov, desc, count, dest, context);
 	}
 	return lgp_submit(ep, LGP_OP_MSG, iov, desc, count, dest, 0, 0, NULL,
-			  ep->tx_op_flags, context, false);
+			  0, ep->tx_op_flags, context, false);
 }
 
 static ssize_t lgp_sendmsg(struct fid_ep *fep, const struct fi_msg *msg,
@@ -125,8 +124,8 @@ static ssize_t lgp_sendmsg(struct fid_ep *fep, const struct fi_msg *msg,
 		return fi_sendmsg(ep->hep, msg, flags);
 	}
 	return lgp_submit(ep, LGP_OP_MSG, msg->msg_iov, msg->desc,
-			  msg->iov_count, msg->addr, 0, msg->data, NULL, flags,
-			  msg->context, false);
+			  msg->iov_count, msg->addr, 0, msg->data, NULL, 0,
+			  flags, msg->context, false);
 }
 
 static ssize_t lgp_inject(struct fid_ep *fep, const void *buf, size_t len,
@@ -139,7 +138,7 @@ static ssize_t lgp_inject(struct fid_ep *fep, const void *buf, size_t len,
 		lgp_ep_count(ep, len);
 		return fi_inject(ep->hep, buf, len, dest);
 	}
-	return lgp_submit(ep, LGP_OP_MSG, &iov, NULL, 1, dest, 0, 0, NULL,
+	return lgp_submit(ep, LGP_OP_MSG, &iov, NULL, 1, dest, 0, 0, NULL, 0,
 			  FI_INJECT, NULL, true);
 }
 
@@ -155,7 +154,8 @@ static ssize_t lgp_senddata(struct fid_ep *fep, const void *buf, size_t len,
 		return fi_senddata(ep->hep, buf, len, desc, data, dest, context);
 	}
 	return lgp_submit(ep, LGP_OP_MSG, &iov, &desc, 1, dest, 0, data, NULL,
-			  ep->tx_op_flags | FI_REMOTE_CQ_DATA, context, false);
+			  0, ep->tx_op_flags | FI_REMOTE_CQ_DATA, context,
+			  false);
 }
 
 static ssize_t lgp_injectdata(struct fid_ep *fep, const void *buf, size_t len,
@@ -169,7 +169,7 @@ static ssize_t lgp_injectdata(struct fid_ep *fep, const void *buf, size_t len,
 		return fi_injectdata(ep->hep, buf, len, data, dest);
 	}
 	return lgp_submit(ep, LGP_OP_MSG, &iov, NULL, 1, dest, 0, data, NULL,
-			  FI_INJECT | FI_REMOTE_CQ_DATA, NULL, true);
+			  0, FI_INJECT | FI_REMOTE_CQ_DATA, NULL, true);
 }
 
 struct fi_ops_msg lgp_ep_msg_ops = {
@@ -226,7 +226,7 @@ static ssize_t lgp_tsend(struct fid_ep *fep, const void *buf, size_t len,
 		return fi_tsend(ep->hep, buf, len, desc, dest, tag, context);
 	}
 	return lgp_submit(ep, LGP_OP_TAGGED, &iov, &desc, 1, dest, tag, 0, NULL,
-			  ep->tx_op_flags, context, false);
+			  0, ep->tx_op_flags, context, false);
 }
 
 static ssize_t lgp_tsendv(struct fid_ep *fep, const struct iovec *iov,
@@ -240,7 +240,7 @@ static ssize_t lgp_tsendv(struct fid_ep *fep, const struct iovec *iov,
 		return fi_tsendv(ep->hep, iov, desc, count, dest, tag, context);
 	}
 	return lgp_submit(ep, LGP_OP_TAGGED, iov, desc, count, dest, tag, 0, NULL,
-			  ep->tx_op_flags, context, false);
+			  0, ep->tx_op_flags, context, false);
 }
 
 static ssize_t lgp_tsendmsg(struct fid_ep *fep, const struct fi_msg_tagged *msg,
@@ -254,7 +254,7 @@ static ssize_t lgp_tsendmsg(struct fid_ep *fep, const struct fi_msg_tagged *msg,
 	}
 	return lgp_submit(ep, LGP_OP_TAGGED, msg->msg_iov, msg->desc,
 			  msg->iov_count, msg->addr, msg->tag, msg->data, NULL,
-			  flags, msg->context, false);
+			  0, flags, msg->context, false);
 }
 
 static ssize_t lgp_tinject(struct fid_ep *fep, const void *buf, size_t len,
@@ -268,7 +268,7 @@ static ssize_t lgp_tinject(struct fid_ep *fep, const void *buf, size_t len,
 		return fi_tinject(ep->hep, buf, len, dest, tag);
 	}
 	return lgp_submit(ep, LGP_OP_TAGGED, &iov, NULL, 1, dest, tag, 0, NULL,
-			  FI_INJECT, NULL, true);
+			  0, FI_INJECT, NULL, true);
 }
 
 static ssize_t lgp_tsenddata(struct fid_ep *fep, const void *buf, size_t len,
@@ -284,7 +284,7 @@ static ssize_t lgp_tsenddata(struct fid_ep *fep, const void *buf, size_t len,
 				    context);
 	}
 	return lgp_submit(ep, LGP_OP_TAGGED, &iov, &desc, 1, dest, tag, data,
-			  NULL, ep->tx_op_flags | FI_REMOTE_CQ_DATA, context,
+			  NULL, 0, ep->tx_op_flags | FI_REMOTE_CQ_DATA, context,
 			  false);
 }
 
@@ -299,7 +299,7 @@ static ssize_t lgp_tinjectdata(struct fid_ep *fep, const void *buf, size_t len,
 		return fi_tinjectdata(ep->hep, buf, len, data, dest, tag);
 	}
 	return lgp_submit(ep, LGP_OP_TAGGED, &iov, NULL, 1, dest, tag, data, NULL,
-			  FI_INJECT | FI_REMOTE_CQ_DATA, NULL, true);
+			  0, FI_INJECT | FI_REMOTE_CQ_DATA, NULL, true);
 }
 
 struct fi_ops_tagged lgp_ep_tagged_ops = {
@@ -326,8 +326,8 @@ static ssize_t lgp_rma(struct lgp_ep *ep, enum lgp_op_kind kind,
 		.addr = addr, .len = lgp_iov_len(iov, count), .key = key,
 	};
 
-	return lgp_submit(ep, kind, iov, desc, count, dest, 0, data, &rma, flags,
-			  context, inject);
+	return lgp_submit(ep, kind, iov, desc, count, dest, 0, data, &rma, 1,
+			  flags, context, inject);
 }
 
 static ssize_t lgp_read(struct fid_ep *fep, void *buf, size_t len, void *desc,
@@ -359,25 +359,13 @@ static ssize_t lgp_readv(struct fid_ep *fep, const struct iovec *iov,
 		       ep->tx_op_flags, context, false);
 }
 
-/* RMA messages with one remote segment; more are refused. */
+/* fi_readmsg, fi_writemsg: all segments, local and remote, one message. */
 static ssize_t lgp_rma_msg(struct lgp_ep *ep, enum lgp_op_kind kind,
 			   const struct fi_msg_rma *msg, uint64_t flags)
 {
-	struct lgp_req req = {
-		.ep = ep, .kind = kind,
-		.want_cqe = lgp_want_cqe(ep, flags, false),
-		.app_context = msg->context, .flags = flags,
-		.len = lgp_iov_len(msg->msg_iov, msg->iov_count),
-		.iovp = msg->msg_iov, .descp = msg->desc,
-		.iov_count = msg->iov_count, .addr = msg->addr,
-		.data = msg->data,
-	};
-
-	if (msg->rma_iov_count != 1)
-		return LGP_REFUSE("an RMA message with more than one remote "
-				  "segment");
-	req.rma_iov = msg->rma_iov[0];
-	return lgp_send_submit(ep, &req);
+	return lgp_submit(ep, kind, msg->msg_iov, msg->desc, msg->iov_count,
+			  msg->addr, 0, msg->data, msg->rma_iov,
+			  msg->rma_iov_count, flags, msg->context, false);
 }
 
 static ssize_t lgp_readmsg(struct fid_ep *fep, const struct fi_msg_rma *msg,

@@ -254,11 +254,24 @@ extern struct fi_ops_atomic lgp_ep_atomic_ops;
 /* ---- send-type operations ------------------------------------------- */
 
 /*
+ * Vector elements a deferred request keeps by reference (the remote
+ * segments, a read's local buffers, a fetching atomic's operand, compare
+ * and result vectors): at least every provider's iov_limit and
+ * rma_iov_limit here.  Longer vectors are refused at every call, deferred
+ * or not (lgp_send_submit), so that a call form works or fails whatever
+ * the timing.  Sources copied into the payload have no such limit.
+ */
+#define LGP_REQ_IOV_MAX	4
+
+/*
  * One send-type operation: what the application asked for, or, once
  * deferred, a copy the shim owns.  ctx comes first: it is handed to the
  * real provider as the context of operations the shim posts on its own
  * behalf (providers in FI_CONTEXT mode write into it), and
  * lgp_req_from_context() recognises it by address.
+ *
+ * The vectors are the caller's during the call; lgp_req_own() points a
+ * deferred request at its own copies (struct lgp_req_vecs).
  */
 struct lgp_req {
 	struct fi_context2 ctx;
@@ -271,20 +284,29 @@ struct lgp_req {
 	uint64_t flags;			/* the application's operation flags */
 	size_t len;			/* bytes of payload (or of result) */
 	void *payload;			/* shim-owned copy of the source data */
-	/* source (or, for reads, destination) buffers */
-	const struct iovec *iovp;
-	void **descp;
-	size_t iov_count;
-	struct iovec iov1;
-	void *desc1;
+	/* source (for reads the destination, for atomics the operand) */
+	union {
+		const struct iovec *iov;
+		const struct fi_ioc *ioc;
+	};
+	void **desc;
+	size_t count;
+	/* remote segments of RMA and atomics */
+	union {
+		const struct fi_rma_iov *rma_iov;
+		const struct fi_rma_ioc *rma_ioc;
+	};
+	size_t rma_count;
+	/* fetching atomics: result and compare vectors */
+	struct fi_ioc *res;
+	void **res_desc;
+	size_t res_count;
+	const struct fi_ioc *cmp;
+	void **cmp_desc;
+	size_t cmp_count;
 	fi_addr_t addr;
 	uint64_t tag;
 	uint64_t data;
-	struct fi_rma_iov rma_iov;
-	/* atomics: operand, result and compare vectors (one element each) */
-	struct fi_ioc ioc, res_ioc, cmp_ioc;
-	void *ioc_desc, *res_desc, *cmp_desc;
-	struct fi_rma_ioc rma_ioc;
 	enum fi_datatype datatype;
 	enum fi_op op;
 	uint64_t return_at;		/* earliest time returned data is seen */
@@ -295,6 +317,39 @@ struct lgp_req {
 	int refs;
 	struct lgp_req *next_free;
 };
+
+/*
+ * A deferred request's copies of its vectors.  They sit beside the request
+ * in its pool slot rather than inside it, so that a call, described by a
+ * struct lgp_req on the caller's stack, neither zeroes nor copies them.
+ */
+struct lgp_req_vecs {
+	union {
+		struct iovec iov[LGP_REQ_IOV_MAX];
+		struct fi_ioc ioc[LGP_REQ_IOV_MAX];
+	};
+	void *desc[LGP_REQ_IOV_MAX];
+	union {
+		struct fi_rma_iov rma_iov[LGP_REQ_IOV_MAX];
+		struct fi_rma_ioc rma_ioc[LGP_REQ_IOV_MAX];
+	};
+	struct fi_ioc res[LGP_REQ_IOV_MAX];
+	void *res_desc[LGP_REQ_IOV_MAX];
+	struct fi_ioc cmp[LGP_REQ_IOV_MAX];
+	void *cmp_desc[LGP_REQ_IOV_MAX];
+};
+
+/* One entry of the request pool; req first, so its ctx names the slot. */
+struct lgp_req_slot {
+	struct lgp_req req;
+	struct lgp_req_vecs vecs;
+};
+
+/* The vector copies of a request from lgp_req_alloc() (never of a call). */
+static inline struct lgp_req_vecs *lgp_req_vecs(struct lgp_req *req)
+{
+	return &((struct lgp_req_slot *) (void *) req)->vecs;
+}
 
 /* A zeroed request with one reference, or NULL when the pool is empty. */
 struct lgp_req *lgp_req_alloc(void);
@@ -329,11 +384,17 @@ void lgp_req_complete(struct lgp_cq *cq, struct lgp_req *req,
  * the shim no earlier point: vector lengths are per call.
  */
 ssize_t lgp_refuse(bool *said, const char *form);
+/* A macro's value as a string literal, for refusal texts. */
+#define LGP_STR_(x)	#x
+#define LGP_STR(x)	LGP_STR_(x)
 #define LGP_REFUSE(form)						\
 	({ static bool lgp_said_; lgp_refuse(&lgp_said_, form); })
 
 /* Counts a message on a pass-through (all knobs zero) endpoint. */
 void lgp_ep_count(struct lgp_ep *ep, size_t len);
+
+/* Bytes of one element of an atomic datatype, 0 for an unknown one. */
+size_t lgp_atomic_size(enum fi_datatype dt);
 
 /* ---- progress thread ------------------------------------------------- */
 

@@ -2,7 +2,8 @@
 /*
  * Pool of send-type requests.  All requests live in one slab, so a
  * completion's op_context is recognised as the shim's by an address range
- * check, without touching memory that may be the application's.
+ * check, without touching memory that may be the application's.  Each
+ * slot holds a request and the copies of its vectors (struct lgp_req_slot).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -14,7 +15,7 @@
 #define LGP_REQ_POOL	(1u << 16)
 
 static pthread_mutex_t lgp_req_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct lgp_req *lgp_req_slab;
+static struct lgp_req_slot *lgp_req_slab;
 static struct lgp_req *lgp_req_free_list;
 static size_t lgp_req_next;	/* slab entries handed out at least once */
 
@@ -25,7 +26,7 @@ struct lgp_req *lgp_req_alloc(void)
 	pthread_mutex_lock(&lgp_req_lock);
 	if (!lgp_req_slab) {
 		/* Untouched pages cost nothing until the queue grows. */
-		void *p = mmap(NULL, LGP_REQ_POOL * sizeof(struct lgp_req),
+		void *p = mmap(NULL, LGP_REQ_POOL * sizeof(struct lgp_req_slot),
 			       PROT_READ | PROT_WRITE,
 			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 
@@ -36,7 +37,7 @@ struct lgp_req *lgp_req_alloc(void)
 		req = lgp_req_free_list;
 		lgp_req_free_list = req->next_free;
 	} else if (lgp_req_slab && lgp_req_next < LGP_REQ_POOL) {
-		req = &lgp_req_slab[lgp_req_next++];
+		req = &lgp_req_slab[lgp_req_next++].req;
 	}
 	pthread_mutex_unlock(&lgp_req_lock);
 	if (req) {
@@ -61,10 +62,10 @@ struct lgp_req *lgp_req_from_context(void *op_context)
 {
 	char *p = op_context, *base = (char *) lgp_req_slab;
 
-	if (!base || p < base || p >= base + LGP_REQ_POOL * sizeof(struct lgp_req))
+	if (!base || p < base ||
+	    p >= base + LGP_REQ_POOL * sizeof(struct lgp_req_slot))
 		return NULL;
-	return (struct lgp_req *) (base + (size_t) (p - base) /
-				   sizeof(struct lgp_req) * sizeof(struct lgp_req));
+	return &lgp_req_slab[(size_t) (p - base) / sizeof(struct lgp_req_slot)].req;
 }
 
 void lgp_req_forget_ep(struct lgp_ep *ep)
@@ -73,8 +74,8 @@ void lgp_req_forget_ep(struct lgp_ep *ep)
 
 	pthread_mutex_lock(&lgp_req_lock);
 	for (i = 0; i < lgp_req_next; i++) {
-		if (lgp_req_slab[i].ep == ep)
-			lgp_req_slab[i].ep = NULL;
+		if (lgp_req_slab[i].req.ep == ep)
+			lgp_req_slab[i].req.ep = NULL;
 	}
 	pthread_mutex_unlock(&lgp_req_lock);
 }

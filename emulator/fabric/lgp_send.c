@@ -62,55 +62,116 @@ static uint64_t lgp_req_cq_flags(const struct lgp_req *req)
 }
 
 /*
- * Takes ownership of the source data so the application may reuse its
- * buffers once the call returns, as after a real send's local completion.
- * Reads and fetching atomics write into the application's buffers, which
- * it may not touch until their completion anyway.
+ * Whether every vector the request would keep by reference fits a
+ * deferred request's copies (LGP_REQ_IOV_MAX).  Sources that are copied
+ * into the payload (messages, writes, plain atomics) may be of any length.
+ */
+static bool lgp_req_fits(const struct lgp_req *req)
+{
+	if (req->rma_count > LGP_REQ_IOV_MAX)
+		return false;
+	switch (req->kind) {
+	case LGP_OP_READ:
+		return req->count <= LGP_REQ_IOV_MAX;
+	case LGP_OP_FETCH_ATOMIC:
+	case LGP_OP_COMPARE_ATOMIC:
+		return req->count <= LGP_REQ_IOV_MAX &&
+		       req->res_count <= LGP_REQ_IOV_MAX &&
+		       req->cmp_count <= LGP_REQ_IOV_MAX;
+	default:
+		return true;
+	}
+}
+
+/* Copies a vector of n elements into the request's own, vec following. */
+#define LGP_REQ_KEEP(vec, own, n)					\
+	do {								\
+		if (n)							\
+			memcpy((own), (vec), (n) * sizeof(*(own)));	\
+		(vec) = (own);						\
+	} while (0)
+
+/* Copies a descriptor vector, which the application may leave NULL. */
+static void lgp_req_keep_desc(void ***desc, void **own, size_t n)
+{
+	if (*desc && n) {
+		memcpy(own, *desc, n * sizeof(*own));
+		*desc = own;
+	}
+}
+
+/*
+ * Takes ownership of the operation so the application may reuse its
+ * buffers and vectors once the call returns, as after a real send's local
+ * completion.  The source data is copied into one payload buffer, whose
+ * descriptor is NULL.  Reads and fetching atomics write into the
+ * application's buffers, and take their operands from them: the
+ * application may not touch those until their completion anyway, which
+ * waits for the real one, so only their vectors are copied.
  */
 static int lgp_req_own(struct lgp_req *req)
 {
-	size_t i, off = 0;
+	struct lgp_req_vecs *v = lgp_req_vecs(req);
+	size_t i, n, esz, off = 0;
 	char *p;
 
-	if (req->kind == LGP_OP_ATOMIC) {
-		size_t sz = req->len;
-
-		p = malloc(sz ? sz : 1);
+	switch (req->kind) {
+	case LGP_OP_MSG:
+	case LGP_OP_TAGGED:
+		break;
+	case LGP_OP_WRITE:
+	case LGP_OP_READ:
+		LGP_REQ_KEEP(req->rma_iov, v->rma_iov, req->rma_count);
+		break;
+	default:
+		LGP_REQ_KEEP(req->rma_ioc, v->rma_ioc, req->rma_count);
+		break;
+	}
+	switch (req->kind) {
+	case LGP_OP_READ:
+		LGP_REQ_KEEP(req->iov, v->iov, req->count);
+		lgp_req_keep_desc(&req->desc, v->desc, req->count);
+		return 0;
+	case LGP_OP_COMPARE_ATOMIC:
+		LGP_REQ_KEEP(req->cmp, v->cmp, req->cmp_count);
+		lgp_req_keep_desc(&req->cmp_desc, v->cmp_desc, req->cmp_count);
+		/* fall through */
+	case LGP_OP_FETCH_ATOMIC:
+		LGP_REQ_KEEP(req->res, v->res, req->res_count);
+		lgp_req_keep_desc(&req->res_desc, v->res_desc, req->res_count);
+		LGP_REQ_KEEP(req->ioc, v->ioc, req->count);
+		lgp_req_keep_desc(&req->desc, v->desc, req->count);
+		return 0;
+	case LGP_OP_ATOMIC:
+		/* The operands of all elements, in order, as one fi_ioc. */
+		p = malloc(req->len ? req->len : 1);
 		if (!p)
 			return -FI_ENOMEM;
-		memcpy(p, req->ioc.addr, sz);
-		req->payload = p;
-		req->ioc.addr = p;
-		req->ioc_desc = NULL;
-		return 0;
-	}
-	/* Fetching atomics hold their vectors by value already. */
-	if (req->kind == LGP_OP_FETCH_ATOMIC || req->kind == LGP_OP_COMPARE_ATOMIC)
-		return 0;
-	if (lgp_req_returns_data(req)) {
-		if (req->iov_count != 1)
-			return LGP_REFUSE("an RMA read into more than one local "
-					  "buffer");
-		req->iov1 = req->iovp[0];
-		req->desc1 = req->descp ? req->descp[0] : NULL;
-		req->iovp = &req->iov1;
-		req->descp = &req->desc1;
-		return 0;
-	}
-	p = malloc(req->len ? req->len : 1);
-	if (!p)
-		return -FI_ENOMEM;
-	for (i = 0; i < req->iov_count; i++) {
-		memcpy(p + off, req->iovp[i].iov_base, req->iovp[i].iov_len);
-		off += req->iovp[i].iov_len;
+		esz = lgp_atomic_size(req->datatype);
+		for (i = n = 0; i < req->count; i++) {
+			memcpy(p + n * esz, req->ioc[i].addr,
+			       req->ioc[i].count * esz);
+			n += req->ioc[i].count;
+		}
+		v->ioc[0] = (struct fi_ioc) { .addr = p, .count = n };
+		req->ioc = v->ioc;
+		break;
+	default:
+		p = malloc(req->len ? req->len : 1);
+		if (!p)
+			return -FI_ENOMEM;
+		for (i = 0; i < req->count; i++) {
+			memcpy(p + off, req->iov[i].iov_base, req->iov[i].iov_len);
+			off += req->iov[i].iov_len;
+		}
+		v->iov[0] = (struct iovec) { .iov_base = p, .iov_len = req->len };
+		req->iov = v->iov;
+		break;
 	}
 	req->payload = p;
-	req->iov1.iov_base = p;
-	req->iov1.iov_len = req->len;
-	req->desc1 = NULL;
-	req->iovp = &req->iov1;
-	req->descp = &req->desc1;
-	req->iov_count = 1;
+	v->desc[0] = NULL;
+	req->desc = v->desc;
+	req->count = 1;
 	return 0;
 }
 
@@ -124,19 +185,23 @@ ssize_t lgp_refuse(bool *said, const char *form)
 
 /*
  * Deferred operations small enough go out through the inject calls,
- * unless a counter must count them: tcp's MSG endpoints count no inject.
+ * unless a counter must count them (tcp's MSG endpoints count no inject)
+ * or they have more remote segments than an inject call names.
  */
 static bool lgp_req_injectable(const struct lgp_req *req)
 {
 	if (req->deferred)
 		return !lgp_req_completes_late(req) && !req->ep->flushing &&
-		       !req->ep->tx_counted && req->len <= req->ep->inject_size;
+		       !req->ep->tx_counted && req->rma_count <= 1 &&
+		       req->len <= req->ep->inject_size;
 	return req->inject_call;
 }
 
 static ssize_t lgp_req_post_inject(struct lgp_req *req, struct fid_ep *hep)
 {
-	const void *buf = req->iovp ? req->iovp[0].iov_base : NULL;
+	/* Messages and writes: one local buffer (inject calls, or owned). */
+	const void *buf = req->kind == LGP_OP_ATOMIC ? NULL :
+			  req->iov[0].iov_base;
 	bool data = req->flags & FI_REMOTE_CQ_DATA;
 
 	switch (req->kind) {
@@ -149,14 +214,16 @@ static ssize_t lgp_req_post_inject(struct lgp_req *req, struct fid_ep *hep)
 			      fi_tinject(hep, buf, req->len, req->addr, req->tag);
 	case LGP_OP_WRITE:
 		return data ? fi_inject_writedata(hep, buf, req->len, req->data,
-						  req->addr, req->rma_iov.addr,
-						  req->rma_iov.key) :
+						  req->addr, req->rma_iov[0].addr,
+						  req->rma_iov[0].key) :
 			      fi_inject_write(hep, buf, req->len, req->addr,
-					      req->rma_iov.addr, req->rma_iov.key);
+					      req->rma_iov[0].addr,
+					      req->rma_iov[0].key);
 	case LGP_OP_ATOMIC:
-		return fi_inject_atomic(hep, req->ioc.addr, req->ioc.count,
-					req->addr, req->rma_ioc.addr,
-					req->rma_ioc.key, req->datatype, req->op);
+		return fi_inject_atomic(hep, req->ioc[0].addr, req->ioc[0].count,
+					req->addr, req->rma_ioc[0].addr,
+					req->rma_ioc[0].key, req->datatype,
+					req->op);
 	default:
 		return -FI_EINVAL;
 	}
@@ -187,8 +254,8 @@ ssize_t lgp_req_post(struct lgp_req *req)
 	switch (req->kind) {
 	case LGP_OP_MSG: {
 		struct fi_msg m = {
-			.msg_iov = req->iovp, .desc = req->descp,
-			.iov_count = req->iov_count, .addr = req->addr,
+			.msg_iov = req->iov, .desc = req->desc,
+			.iov_count = req->count, .addr = req->addr,
 			.context = ctx, .data = req->data,
 		};
 		ret = fi_sendmsg(hep, &m, flags);
@@ -196,8 +263,8 @@ ssize_t lgp_req_post(struct lgp_req *req)
 	}
 	case LGP_OP_TAGGED: {
 		struct fi_msg_tagged m = {
-			.msg_iov = req->iovp, .desc = req->descp,
-			.iov_count = req->iov_count, .addr = req->addr,
+			.msg_iov = req->iov, .desc = req->desc,
+			.iov_count = req->count, .addr = req->addr,
 			.tag = req->tag, .context = ctx, .data = req->data,
 		};
 		ret = fi_tsendmsg(hep, &m, flags);
@@ -206,9 +273,9 @@ ssize_t lgp_req_post(struct lgp_req *req)
 	case LGP_OP_WRITE:
 	case LGP_OP_READ: {
 		struct fi_msg_rma m = {
-			.msg_iov = req->iovp, .desc = req->descp,
-			.iov_count = req->iov_count, .addr = req->addr,
-			.rma_iov = &req->rma_iov, .rma_iov_count = 1,
+			.msg_iov = req->iov, .desc = req->desc,
+			.iov_count = req->count, .addr = req->addr,
+			.rma_iov = req->rma_iov, .rma_iov_count = req->rma_count,
 			.context = ctx, .data = req->data,
 		};
 		ret = req->kind == LGP_OP_WRITE ? fi_writemsg(hep, &m, flags) :
@@ -217,22 +284,23 @@ ssize_t lgp_req_post(struct lgp_req *req)
 	}
 	default: {
 		struct fi_msg_atomic m = {
-			.msg_iov = &req->ioc, .desc = &req->ioc_desc,
-			.iov_count = 1, .addr = req->addr,
-			.rma_iov = &req->rma_ioc, .rma_iov_count = 1,
+			.msg_iov = req->ioc, .desc = req->desc,
+			.iov_count = req->count, .addr = req->addr,
+			.rma_iov = req->rma_ioc, .rma_iov_count = req->rma_count,
 			.datatype = req->datatype, .op = req->op,
 			.context = ctx, .data = req->data,
 		};
 		if (req->kind == LGP_OP_ATOMIC)
 			ret = fi_atomicmsg(hep, &m, flags);
 		else if (req->kind == LGP_OP_FETCH_ATOMIC)
-			ret = fi_fetch_atomicmsg(hep, &m, &req->res_ioc,
-						 &req->res_desc, 1, flags);
+			ret = fi_fetch_atomicmsg(hep, &m, req->res,
+						 req->res_desc, req->res_count,
+						 flags);
 		else
-			ret = fi_compare_atomicmsg(hep, &m, &req->cmp_ioc,
-						   &req->cmp_desc, 1,
-						   &req->res_ioc, &req->res_desc,
-						   1, flags);
+			ret = fi_compare_atomicmsg(hep, &m, req->cmp,
+						   req->cmp_desc, req->cmp_count,
+						   req->res, req->res_desc,
+						   req->res_count, flags);
 		break;
 	}
 	}
@@ -308,6 +376,9 @@ ssize_t lgp_send_submit(struct lgp_ep *ep, struct lgp_req *call)
 	uint64_t now, start, left, post_at;
 	ssize_t ret;
 
+	if (!lgp_req_fits(call))
+		return LGP_REFUSE("an RMA or atomic vector of more than "
+				  LGP_STR(LGP_REQ_IOV_MAX) " elements");
 	/*
 	 * A send on an endpoint that was never enabled is the provider's to
 	 * refuse at once, as without the shim; deferred, it would be

@@ -2,9 +2,12 @@
 /*
  * RMA and atomics: write and read back, write with remote CQ data,
  * writemsg at an offset, inject write, and 64-bit sum, fetch-and-add,
- * compare-and-swap and inject atomics.  Every operation names one local
- * and one remote segment (one element for atomics): the shim's limit
- * while delays are active.
+ * compare-and-swap and inject atomics; then the vector forms: RMA with
+ * two local buffers and two remote segments, atomics with two fi_ioc
+ * entries (operand, compare, result) and two remote fi_rma_ioc.  Beneath
+ * active delays the shim keeps vectors of up to LGP_REQ_IOV_MAX (4)
+ * elements, every provider's limit here; the vector cases skip where the
+ * provider's limits are below two.
  *
  * An initiator's completion of a write or non-fetching atomic need not
  * mean the target's memory holds the data yet, so those are checked by a
@@ -179,11 +182,37 @@ static int cf_rma_writemsg(const char *prov, enum fi_ep_type type)
 	return cf_pair_close(&p);
 }
 
+/* Skips unless the pair's endpoints take two local and two remote segments. */
+static int cf_rma_vec_limits(struct cf_pair *p)
+{
+	if (p->info->tx_attr->rma_iov_limit < 2 || p->info->tx_attr->iov_limit < 2)
+		return cf_rma_skip(p, "rma_iov_limit or iov_limit below 2");
+	return 0;
+}
+
 /*
- * A write of two local buffers to two remote segments.  Beneath active
- * delays the shim refuses it at the call with -FI_ENOSYS, which is also a
- * pass: what must never happen is a write that is accepted and then lost
- * or run undelayed.
+ * Progresses both sides until b's buffer at off holds want's len bytes:
+ * a write's completion need not mean the target's memory has the data,
+ * nor is a later read ordered after it (shm completes a write of two
+ * remote segments at once and lets a read of one segment overtake it).
+ */
+static int cf_rma_settle(struct cf_pair *p, size_t off, const void *want,
+			 size_t len, const char *what)
+{
+	uint64_t deadline = cf_now_ns() + CF_WAIT_NS;
+
+	while (memcmp(p->b.buf + off, want, len)) {
+		CF_CHECK(cf_now_ns() < deadline, "%s: the target's bytes differ "
+			 "after %llu s", what, CF_WAIT_NS / 1000000000ULL);
+		cf_progress(p);
+		sched_yield();
+	}
+	return 0;
+}
+
+/*
+ * A write of two local buffers to two remote segments, with a gap between
+ * them that must stay untouched: one message, delayed as one.
  */
 static int cf_rma_writemsg_segments(const char *prov, enum fi_ep_type type)
 {
@@ -194,13 +223,12 @@ static int cf_rma_writemsg_segments(const char *prov, enum fi_ep_type type)
 	struct iovec iov[2];
 	void *desc[2];
 	struct cf_pair p;
-	ssize_t n;
+	size_t i;
 	int ret;
 
-	if ((ret = cf_rma_open(&p, prov, type, FI_RMA)))
+	if ((ret = cf_rma_open(&p, prov, type, FI_RMA)) ||
+	    (ret = cf_rma_vec_limits(&p)))
 		return ret;
-	if (p.info->tx_attr->rma_iov_limit < 2 || p.info->tx_attr->iov_limit < 2)
-		return cf_rma_skip(&p, "rma_iov_limit or iov_limit below 2");
 	memset(p.b.buf, 0, sizeof(p.b.buf));
 	cf_fill(p.a.buf, 2 * len, 35);
 	iov[0] = (struct iovec) { .iov_base = p.a.buf, .iov_len = len };
@@ -215,19 +243,113 @@ static int cf_rma_writemsg_segments(const char *prov, enum fi_ep_type type)
 		.addr = p.a.peer, .rma_iov = rma, .rma_iov_count = 2,
 		.context = &ctx,
 	};
-	while ((n = fi_writemsg(p.a.ep, &msg, FI_COMPLETION)) == -FI_EAGAIN)
-		cf_progress(&p);
-	if (n == -FI_ENOSYS)
-		return cf_pair_close(&p);
-	CF_OK(n);
+	CF_POST(&p, fi_writemsg(p.a.ep, &msg, FI_COMPLETION));
+	/* The vectors are the caller's again once the call returns. */
+	memset(iov, 0, sizeof(iov));
+	memset(rma, 0, sizeof(rma));
 	if ((ret = cf_rma_done(&p, &p.a, &ctx, FI_RMA | FI_WRITE,
 			       "two-segment writemsg completion")) ||
+	    (ret = cf_rma_settle(&p, 0, p.a.buf, len, "the first segment")) ||
+	    (ret = cf_rma_settle(&p, len + gap, p.a.buf + len, len,
+				 "the second segment")) ||
 	    (ret = cf_rma_read(&p, 0, 2 * len + gap)))
 		return ret;
 	CF_CHECK(cf_check(p.a.buf + CF_HALF, len, 35),
 		 "the first segment differs");
+	for (i = 0; i < gap; i++)
+		CF_CHECK(!p.a.buf[CF_HALF + len + i],
+			 "writemsg changed bytes between its segments");
 	CF_CHECK(!memcmp(p.a.buf + CF_HALF + len + gap, p.a.buf + len, len),
 		 "the second segment differs");
+	return cf_pair_close(&p);
+}
+
+/* fi_readv of one remote segment into two local buffers apart. */
+static int cf_rma_readv(const char *prov, enum fi_ep_type type)
+{
+	const size_t len = 256, apart = 1024;
+	struct fi_context2 ctx;
+	struct iovec iov[2];
+	void *desc[2];
+	struct cf_pair p;
+	int ret;
+
+	if ((ret = cf_rma_open(&p, prov, type, FI_RMA)) ||
+	    (ret = cf_rma_vec_limits(&p)))
+		return ret;
+	cf_fill(p.b.buf, 2 * len, 51);
+	memset(p.a.buf + CF_HALF, 0, CF_HALF);
+	iov[0] = (struct iovec) { .iov_base = p.a.buf + CF_HALF,
+				  .iov_len = len };
+	iov[1] = (struct iovec) { .iov_base = p.a.buf + CF_HALF + apart,
+				  .iov_len = len };
+	desc[0] = desc[1] = p.a.desc;
+	CF_POST(&p, fi_readv(p.a.ep, iov, desc, 2, p.a.peer, p.a.raddr,
+			     p.a.key, &ctx));
+	memset(iov, 0, sizeof(iov));
+	if ((ret = cf_rma_done(&p, &p.a, &ctx, FI_RMA | FI_READ,
+			       "readv completion")))
+		return ret;
+	CF_CHECK(cf_check(p.a.buf + CF_HALF, len, 51),
+		 "the first local buffer differs from the target's bytes");
+	CF_CHECK(!memcmp(p.a.buf + CF_HALF + apart, p.b.buf + len, len),
+		 "the second local buffer differs from the target's bytes");
+	CF_CHECK(!p.a.buf[CF_HALF + len] && !p.a.buf[CF_HALF + apart - 1] &&
+		 !p.a.buf[CF_HALF + apart + len],
+		 "readv wrote outside its local buffers");
+	return cf_pair_close(&p);
+}
+
+/*
+ * fi_readmsg of two remote segments (in reverse order) into two local
+ * buffers of other lengths: the segments' bytes run through the buffers.
+ */
+static int cf_rma_readmsg_segments(const char *prov, enum fi_ep_type type)
+{
+	const size_t len = 256, gap = 512, apart = 1024;
+	struct fi_context2 ctx;
+	struct fi_rma_iov rma[2];
+	struct fi_msg_rma msg;
+	struct iovec iov[2];
+	char want[2 * 256];
+	void *desc[2];
+	struct cf_pair p;
+	int ret;
+
+	if ((ret = cf_rma_open(&p, prov, type, FI_RMA)) ||
+	    (ret = cf_rma_vec_limits(&p)))
+		return ret;
+	cf_fill(p.b.buf, 2 * len + gap, 55);
+	memcpy(want, p.b.buf + len + gap, len);
+	memcpy(want + len, p.b.buf, len);
+	memset(p.a.buf + CF_HALF, 0, CF_HALF);
+	iov[0] = (struct iovec) { .iov_base = p.a.buf + CF_HALF,
+				  .iov_len = len / 2 };
+	iov[1] = (struct iovec) { .iov_base = p.a.buf + CF_HALF + apart,
+				  .iov_len = len + len / 2 };
+	desc[0] = desc[1] = p.a.desc;
+	rma[0] = (struct fi_rma_iov) { .addr = p.a.raddr + len + gap,
+				       .len = len, .key = p.a.key };
+	rma[1] = (struct fi_rma_iov) { .addr = p.a.raddr, .len = len,
+				       .key = p.a.key };
+	msg = (struct fi_msg_rma) {
+		.msg_iov = iov, .desc = desc, .iov_count = 2,
+		.addr = p.a.peer, .rma_iov = rma, .rma_iov_count = 2,
+		.context = &ctx,
+	};
+	CF_POST(&p, fi_readmsg(p.a.ep, &msg, FI_COMPLETION));
+	memset(iov, 0, sizeof(iov));
+	memset(rma, 0, sizeof(rma));
+	if ((ret = cf_rma_done(&p, &p.a, &ctx, FI_RMA | FI_READ,
+			       "two-segment readmsg completion")))
+		return ret;
+	CF_CHECK(!memcmp(p.a.buf + CF_HALF, want, len / 2) &&
+		 !memcmp(p.a.buf + CF_HALF + apart, want + len / 2,
+			 len + len / 2),
+		 "the local buffers differ from the remote segments");
+	CF_CHECK(!p.a.buf[CF_HALF + len / 2] &&
+		 !p.a.buf[CF_HALF + apart + len + len / 2],
+		 "readmsg wrote outside its local buffers");
 	return cf_pair_close(&p);
 }
 
@@ -314,11 +436,11 @@ static int cf_atomic_open(struct cf_pair *p, const char *prov,
 	return 0;
 }
 
-/* Progresses both sides until b's target holds want. */
-static int cf_atomic_settle(struct cf_pair *p, uint64_t want,
-			    const char *what)
+/* Progresses both sides until b's target element i holds want. */
+static int cf_atomic_settle_at(struct cf_pair *p, size_t i, uint64_t want,
+			       const char *what)
 {
-	volatile uint64_t *target = cf_u64(&p->b, 0);
+	volatile uint64_t *target = cf_u64(&p->b, i);
 	uint64_t deadline = cf_now_ns() + CF_WAIT_NS;
 
 	while (*target != want) {
@@ -329,6 +451,13 @@ static int cf_atomic_settle(struct cf_pair *p, uint64_t want,
 		sched_yield();
 	}
 	return 0;
+}
+
+/* Progresses both sides until b's target (element 0) holds want. */
+static int cf_atomic_settle(struct cf_pair *p, uint64_t want,
+			    const char *what)
+{
+	return cf_atomic_settle_at(p, 0, want, what);
 }
 
 /* a adds operand to b's target, which must then read want. */
@@ -489,25 +618,304 @@ static int cf_atomic_inject(const char *prov, enum fi_ep_type type)
 	return cf_pair_close(&p);
 }
 
+/* ---- vector atomics ---------------------------------------------------- */
+
+/*
+ * Elements of a's buffer the vector atomics take their operands, compare
+ * values and results from; b's targets are elements 0 to 3.
+ */
+enum { CF_VOPERAND = 8, CF_VCOMPARE = 16, CF_VRESULT = 24 };
+
+/* cf_atomic_open, skipping unless two elements fit every vector. */
+static int cf_atomic_vec_open(struct cf_pair *p, const char *prov,
+			      enum fi_ep_type type, enum fi_op op,
+			      uint64_t flags)
+{
+	struct fi_atomic_attr attr;
+	int ret;
+
+	if ((ret = cf_atomic_open(p, prov, type, op, flags)) ||
+	    (ret = cf_rma_vec_limits(p)))
+		return ret;
+	CF_OK(fi_query_atomic(p->domain, FI_UINT64, op, &attr, flags));
+	if (attr.count < 2)
+		return cf_rma_skip(p, "fewer than two FI_UINT64 elements per "
+				   "atomic");
+	return 0;
+}
+
+/* Two fi_ioc of one element each at a's element i and i + 1. */
+static void cf_ioc2(struct cf_pair *p, struct fi_ioc *ioc, void **desc,
+		    size_t i)
+{
+	ioc[0] = (struct fi_ioc) { .addr = cf_u64(&p->a, i), .count = 1 };
+	ioc[1] = (struct fi_ioc) { .addr = cf_u64(&p->a, i + 1), .count = 1 };
+	desc[0] = desc[1] = p->a.desc;
+}
+
+/* Remote fi_rma_ioc of one element each at b's elements i and j. */
+static void cf_rma_ioc2(struct cf_pair *p, struct fi_rma_ioc *rma, size_t i,
+			size_t j)
+{
+	rma[0] = (struct fi_rma_ioc) { .addr = p->a.raddr + i * 8, .count = 1,
+				       .key = p->a.key };
+	rma[1] = (struct fi_rma_ioc) { .addr = p->a.raddr + j * 8, .count = 1,
+				       .key = p->a.key };
+}
+
+/*
+ * FI_SUM of two operand fi_ioc onto two adjacent elements (fi_atomicv),
+ * then onto two elements apart (fi_atomicmsg with two fi_rma_ioc).  The
+ * operands are overwritten once each completes: an atomic's completion
+ * frees its buffers.
+ */
+static int cf_atomic_writev(const char *prov, enum fi_ep_type type)
+{
+	struct fi_context2 ctx;
+	struct fi_rma_ioc rma[2];
+	struct fi_msg_atomic msg;
+	struct fi_ioc ioc[2];
+	void *desc[2];
+	struct cf_pair p;
+	int ret;
+
+	if ((ret = cf_atomic_vec_open(&p, prov, type, FI_SUM, 0)))
+		return ret;
+	*cf_u64(&p.b, 0) = 100;
+	*cf_u64(&p.b, 1) = 200;
+	*cf_u64(&p.b, 3) = 400;
+	*cf_u64(&p.a, CF_VOPERAND) = 1;
+	*cf_u64(&p.a, CF_VOPERAND + 1) = 2;
+	cf_ioc2(&p, ioc, desc, CF_VOPERAND);
+	CF_POST(&p, fi_atomicv(p.a.ep, ioc, desc, 2, p.a.peer, p.a.raddr,
+			       p.a.key, FI_UINT64, FI_SUM, &ctx));
+	memset(ioc, 0, sizeof(ioc));
+	if ((ret = cf_rma_done(&p, &p.a, &ctx, FI_ATOMIC | FI_WRITE,
+			       "atomicv completion")))
+		return ret;
+	*cf_u64(&p.a, CF_VOPERAND) = *cf_u64(&p.a, CF_VOPERAND + 1) = 1000;
+	if ((ret = cf_atomic_settle_at(&p, 0, 101, "atomicv's first element")) ||
+	    (ret = cf_atomic_settle_at(&p, 1, 202, "atomicv's second element")))
+		return ret;
+
+	*cf_u64(&p.a, CF_VOPERAND) = 3;
+	*cf_u64(&p.a, CF_VOPERAND + 1) = 4;
+	cf_ioc2(&p, ioc, desc, CF_VOPERAND);
+	cf_rma_ioc2(&p, rma, 0, 3);
+	msg = (struct fi_msg_atomic) {
+		.msg_iov = ioc, .desc = desc, .iov_count = 2,
+		.addr = p.a.peer, .rma_iov = rma, .rma_iov_count = 2,
+		.datatype = FI_UINT64, .op = FI_SUM, .context = &ctx,
+	};
+	CF_POST(&p, fi_atomicmsg(p.a.ep, &msg, FI_COMPLETION));
+	memset(ioc, 0, sizeof(ioc));
+	memset(rma, 0, sizeof(rma));
+	if ((ret = cf_rma_done(&p, &p.a, &ctx, FI_ATOMIC | FI_WRITE,
+			       "atomicmsg completion")))
+		return ret;
+	*cf_u64(&p.a, CF_VOPERAND) = *cf_u64(&p.a, CF_VOPERAND + 1) = 1000;
+	if ((ret = cf_atomic_settle_at(&p, 0, 104, "atomicmsg's first element")) ||
+	    (ret = cf_atomic_settle_at(&p, 3, 404, "atomicmsg's second element")))
+		return ret;
+	CF_CHECK(*cf_u64(&p.b, 1) == 202 && *cf_u64(&p.b, 2) == 0,
+		 "atomicmsg changed elements between its segments");
+	return cf_pair_close(&p);
+}
+
+/* Checks a's results and b's targets after a fetching vector atomic. */
+static int cf_atomic_vec_check(struct cf_pair *p, const uint64_t *res,
+			       const size_t *el, const uint64_t *target,
+			       const char *what)
+{
+	size_t i;
+
+	for (i = 0; i < 2; i++) {
+		CF_CHECK(*cf_u64(&p->a, CF_VRESULT + 2 * i) == res[i],
+			 "%s: result %zu is %llu, the target held %llu", what,
+			 i, (unsigned long long) *cf_u64(&p->a, CF_VRESULT + 2 * i),
+			 (unsigned long long) res[i]);
+		CF_CHECK(*cf_u64(&p->b, el[i]) == target[i],
+			 "%s: target element %zu is %llu, expected %llu", what,
+			 el[i], (unsigned long long) *cf_u64(&p->b, el[i]),
+			 (unsigned long long) target[i]);
+	}
+	return 0;
+}
+
+/* Two result fi_ioc apart, at a's elements CF_VRESULT and CF_VRESULT + 2. */
+static void cf_res2(struct cf_pair *p, struct fi_ioc *res, void **desc)
+{
+	*cf_u64(&p->a, CF_VRESULT) = *cf_u64(&p->a, CF_VRESULT + 2) = 0xdead;
+	res[0] = (struct fi_ioc) { .addr = cf_u64(&p->a, CF_VRESULT),
+				   .count = 1 };
+	res[1] = (struct fi_ioc) { .addr = cf_u64(&p->a, CF_VRESULT + 2),
+				   .count = 1 };
+	desc[0] = desc[1] = p->a.desc;
+}
+
+/*
+ * Fetch-and-add of two operand fi_ioc onto two adjacent elements, the old
+ * values coming back into two result fi_ioc (fi_fetch_atomicv); then onto
+ * two elements apart, in reverse order (fi_fetch_atomicmsg).
+ */
+static int cf_atomic_fetchv(const char *prov, enum fi_ep_type type)
+{
+	struct fi_context2 ctx;
+	struct fi_rma_ioc rma[2];
+	struct fi_msg_atomic msg;
+	struct fi_ioc ioc[2], res[2];
+	void *desc[2], *res_desc[2];
+	struct cf_pair p;
+	int ret;
+
+	if ((ret = cf_atomic_vec_open(&p, prov, type, FI_SUM, FI_FETCH_ATOMIC)))
+		return ret;
+	*cf_u64(&p.b, 0) = 10;
+	*cf_u64(&p.b, 1) = 20;
+	*cf_u64(&p.b, 3) = 40;
+	*cf_u64(&p.a, CF_VOPERAND) = 5;
+	*cf_u64(&p.a, CF_VOPERAND + 1) = 6;
+	cf_ioc2(&p, ioc, desc, CF_VOPERAND);
+	cf_res2(&p, res, res_desc);
+	CF_POST(&p, fi_fetch_atomicv(p.a.ep, ioc, desc, 2, res, res_desc, 2,
+				     p.a.peer, p.a.raddr, p.a.key, FI_UINT64,
+				     FI_SUM, &ctx));
+	memset(ioc, 0, sizeof(ioc));
+	memset(res, 0, sizeof(res));
+	if ((ret = cf_rma_done(&p, &p.a, &ctx, FI_ATOMIC | FI_READ,
+			       "fetch_atomicv completion")) ||
+	    (ret = cf_atomic_vec_check(&p, (uint64_t[]) { 10, 20 },
+				       (size_t[]) { 0, 1 },
+				       (uint64_t[]) { 15, 26 },
+				       "fetch_atomicv")))
+		return ret;
+
+	*cf_u64(&p.a, CF_VOPERAND) = 7;
+	*cf_u64(&p.a, CF_VOPERAND + 1) = 8;
+	cf_ioc2(&p, ioc, desc, CF_VOPERAND);
+	cf_res2(&p, res, res_desc);
+	cf_rma_ioc2(&p, rma, 3, 0);
+	msg = (struct fi_msg_atomic) {
+		.msg_iov = ioc, .desc = desc, .iov_count = 2,
+		.addr = p.a.peer, .rma_iov = rma, .rma_iov_count = 2,
+		.datatype = FI_UINT64, .op = FI_SUM, .context = &ctx,
+	};
+	CF_POST(&p, fi_fetch_atomicmsg(p.a.ep, &msg, res, res_desc, 2,
+				       FI_COMPLETION));
+	memset(ioc, 0, sizeof(ioc));
+	memset(res, 0, sizeof(res));
+	memset(rma, 0, sizeof(rma));
+	if ((ret = cf_rma_done(&p, &p.a, &ctx, FI_ATOMIC | FI_READ,
+			       "fetch_atomicmsg completion")) ||
+	    (ret = cf_atomic_vec_check(&p, (uint64_t[]) { 40, 15 },
+				       (size_t[]) { 3, 0 },
+				       (uint64_t[]) { 47, 23 },
+				       "fetch_atomicmsg")))
+		return ret;
+	return cf_pair_close(&p);
+}
+
+/*
+ * FI_CSWAP of two elements, one matching its compare value and one not,
+ * with operand, compare and result vectors of two fi_ioc each
+ * (fi_compare_atomicv), then onto two elements apart
+ * (fi_compare_atomicmsg).
+ */
+static int cf_atomic_comparev(const char *prov, enum fi_ep_type type)
+{
+	struct fi_context2 ctx;
+	struct fi_rma_ioc rma[2];
+	struct fi_msg_atomic msg;
+	struct fi_ioc ioc[2], cmp[2], res[2];
+	void *desc[2], *cmp_desc[2], *res_desc[2];
+	struct cf_pair p;
+	int ret;
+
+	if ((ret = cf_atomic_vec_open(&p, prov, type, FI_CSWAP,
+				      FI_COMPARE_ATOMIC)))
+		return ret;
+	*cf_u64(&p.b, 0) = 7;
+	*cf_u64(&p.b, 1) = 8;
+	*cf_u64(&p.b, 3) = 30;
+	*cf_u64(&p.a, CF_VOPERAND) = 70;
+	*cf_u64(&p.a, CF_VOPERAND + 1) = 80;
+	*cf_u64(&p.a, CF_VCOMPARE) = 7;
+	*cf_u64(&p.a, CF_VCOMPARE + 1) = 9;
+	cf_ioc2(&p, ioc, desc, CF_VOPERAND);
+	cf_ioc2(&p, cmp, cmp_desc, CF_VCOMPARE);
+	cf_res2(&p, res, res_desc);
+	CF_POST(&p, fi_compare_atomicv(p.a.ep, ioc, desc, 2, cmp, cmp_desc, 2,
+				       res, res_desc, 2, p.a.peer, p.a.raddr,
+				       p.a.key, FI_UINT64, FI_CSWAP, &ctx));
+	memset(ioc, 0, sizeof(ioc));
+	memset(cmp, 0, sizeof(cmp));
+	memset(res, 0, sizeof(res));
+	if ((ret = cf_rma_done(&p, &p.a, &ctx, FI_ATOMIC | FI_READ,
+			       "compare_atomicv completion")) ||
+	    (ret = cf_atomic_vec_check(&p, (uint64_t[]) { 7, 8 },
+				       (size_t[]) { 0, 1 },
+				       (uint64_t[]) { 70, 8 },
+				       "compare_atomicv")))
+		return ret;
+
+	*cf_u64(&p.a, CF_VOPERAND) = 31;
+	*cf_u64(&p.a, CF_VOPERAND + 1) = 71;
+	*cf_u64(&p.a, CF_VCOMPARE) = 30;
+	*cf_u64(&p.a, CF_VCOMPARE + 1) = 70;
+	cf_ioc2(&p, ioc, desc, CF_VOPERAND);
+	cf_ioc2(&p, cmp, cmp_desc, CF_VCOMPARE);
+	cf_res2(&p, res, res_desc);
+	cf_rma_ioc2(&p, rma, 3, 0);
+	msg = (struct fi_msg_atomic) {
+		.msg_iov = ioc, .desc = desc, .iov_count = 2,
+		.addr = p.a.peer, .rma_iov = rma, .rma_iov_count = 2,
+		.datatype = FI_UINT64, .op = FI_CSWAP, .context = &ctx,
+	};
+	CF_POST(&p, fi_compare_atomicmsg(p.a.ep, &msg, cmp, cmp_desc, 2, res,
+					 res_desc, 2, FI_COMPLETION));
+	memset(ioc, 0, sizeof(ioc));
+	memset(cmp, 0, sizeof(cmp));
+	memset(res, 0, sizeof(res));
+	memset(rma, 0, sizeof(rma));
+	if ((ret = cf_rma_done(&p, &p.a, &ctx, FI_ATOMIC | FI_READ,
+			       "compare_atomicmsg completion")) ||
+	    (ret = cf_atomic_vec_check(&p, (uint64_t[]) { 30, 70 },
+				       (size_t[]) { 3, 0 },
+				       (uint64_t[]) { 31, 71 },
+				       "compare_atomicmsg")))
+		return ret;
+	return cf_pair_close(&p);
+}
+
 CF_EP_TYPES(rma_write_read)
 CF_EP_TYPES(rma_writedata)
 CF_EP_TYPES(rma_writemsg)
 CF_EP_TYPES(rma_writemsg_segments)
+CF_EP_TYPES(rma_readv)
+CF_EP_TYPES(rma_readmsg_segments)
 CF_EP_TYPES(rma_inject_write)
 CF_EP_TYPES(atomic_sum)
 CF_EP_TYPES(atomic_fetch)
 CF_EP_TYPES(atomic_compare)
 CF_EP_TYPES(atomic_inject)
+CF_EP_TYPES(atomic_writev)
+CF_EP_TYPES(atomic_fetchv)
+CF_EP_TYPES(atomic_comparev)
 
 const struct cf_case cf_rma_cases[] = {
 	CF_EP_TYPE_CASES(rma_write_read),
 	CF_EP_TYPE_CASES(rma_writedata),
 	CF_EP_TYPE_CASES(rma_writemsg),
 	CF_EP_TYPE_CASES(rma_writemsg_segments),
+	CF_EP_TYPE_CASES(rma_readv),
+	CF_EP_TYPE_CASES(rma_readmsg_segments),
 	CF_EP_TYPE_CASES(rma_inject_write),
 	CF_EP_TYPE_CASES(atomic_sum),
 	CF_EP_TYPE_CASES(atomic_fetch),
 	CF_EP_TYPE_CASES(atomic_compare),
 	CF_EP_TYPE_CASES(atomic_inject),
+	CF_EP_TYPE_CASES(atomic_writev),
+	CF_EP_TYPE_CASES(atomic_fetchv),
+	CF_EP_TYPE_CASES(atomic_comparev),
 	{ NULL, NULL },
 };
