@@ -48,8 +48,9 @@ void lgp_domain_drive(struct lgp_domain *dom)
 {
 	struct lgp_cq *cq;
 
-	for (cq = dom->cqs; cq && dom->inflight; cq = cq->next_in_dom)
-		lgp_cq_drain(cq);
+	for (cq = dom->cqs; cq; cq = cq->next_in_dom)
+		if (cq->drivable)
+			lgp_cq_drain(cq);
 }
 
 static int lgp_domain_close(struct fid *fid)

@@ -20,29 +20,9 @@
 
 /*
  * A provider drops what is still queued when its endpoint closes, so the
- * flush waits for the shim's posts to complete, not only to be posted.
- * While it waits it reads the CQs of every enabled endpoint of the domain:
- * a post may need a peer in this process to progress first (shm's first
- * message to a peer waits for the peer to map it), and the caller, blocked
- * here, cannot.  CQs are read only while something is outstanding and
- * only for endpoints that were enabled: a provider may not expect its CQ
- * to be progressed for an endpoint that never became usable (shm crashes
- * reading a CQ bound to an endpoint whose fi_enable failed).
+ * flush waits for the shim's posts to complete, not only to be posted,
+ * driving the domain's CQs meanwhile (lgp_domain_drive).
  */
-static void lgp_ep_flush_drive(struct lgp_domain *dom)
-{
-	struct lgp_ep *ep;
-
-	for (ep = dom->eps; ep; ep = ep->next_in_dom) {
-		if (!ep->enabled)
-			continue;
-		if (ep->tx_cq && ep->tx_cq->shim)
-			lgp_cq_drain(ep->tx_cq);
-		if (ep->rx_cq && ep->rx_cq != ep->tx_cq && ep->rx_cq->shim)
-			lgp_cq_drain(ep->rx_cq);
-	}
-}
-
 void lgp_ep_flush(struct lgp_ep *ep)
 {
 	struct lgp_domain *dom = ep->dom;
@@ -63,7 +43,7 @@ void lgp_ep_flush(struct lgp_ep *ep)
 		if (now > deadline)
 			break;
 		lgp_domain_progress(dom, now);
-		lgp_ep_flush_drive(dom);
+		lgp_domain_drive(dom);
 		if (!ep->queued_msgs && !ep->inflight)
 			break;
 		pthread_mutex_unlock(&dom->lock);
@@ -160,6 +140,15 @@ static int lgp_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 	return 0;
 }
 
+void lgp_ep_enabled(struct lgp_ep *ep)
+{
+	__atomic_store_n(&ep->enabled, true, __ATOMIC_RELEASE);
+	if (ep->tx_cq)
+		ep->tx_cq->drivable = true;
+	if (ep->rx_cq)
+		ep->rx_cq->drivable = true;
+}
+
 /*
  * Commands whose argument carries fids or makes new objects are checked
  * here: an alias or a duplicate would be a real endpoint the shim never
@@ -176,7 +165,9 @@ static int lgp_ep_control(struct fid *fid, int command, void *arg)
 	if (ret)
 		return ret;
 	if (command == FI_ENABLE) {
-		__atomic_store_n(&ep->enabled, true, __ATOMIC_RELEASE);
+		pthread_mutex_lock(&ep->dom->lock);
+		lgp_ep_enabled(ep);
+		pthread_mutex_unlock(&ep->dom->lock);
 	} else if (command == FI_SETOPSFLAG && arg &&
 		   (*(uint64_t *) arg & FI_TRANSMIT)) {
 		ep->tx_op_flags = *(uint64_t *) arg & ~FI_TRANSMIT;

@@ -129,10 +129,11 @@ int lgp_domain_ops_open(struct fid *fid, const char *name, uint64_t flags,
 /* Posts every deferred operation whose time has come; lock held. */
 void lgp_domain_progress(struct lgp_domain *dom, uint64_t now);
 /*
- * Drives the real provider for operations the shim posted and the
- * application no longer waits for (it saw them complete when they left):
- * a provider that progresses only inside calls would otherwise leave them
- * half sent while the application blocks elsewhere.  Lock held.
+ * Reads the real CQs the shim may read (drivable), consuming its own
+ * completions and keeping the application's: a post may wait for a peer
+ * in this process to progress (shm maps a peer on its first message) or
+ * for its completion, while the application blocks elsewhere or in a
+ * flush.  Lock held.
  */
 void lgp_domain_drive(struct lgp_domain *dom);
 /*
@@ -159,6 +160,13 @@ struct lgp_cq {
 	 */
 	bool signals;
 	uint64_t signalled;		/* release time signalled last */
+	/*
+	 * Bound to an endpoint that was enabled: the shim may read it on its
+	 * own (lgp_domain_drive).  A provider may not expect a CQ of an
+	 * endpoint that never became usable to be read: shm crashes reading
+	 * one whose endpoint's fi_enable failed.
+	 */
+	bool drivable;
 	struct lgp_wait *wait;		/* the wait set it belongs to, or NULL */
 	struct lgp_cq *next_in_wait;
 	/*
@@ -241,6 +249,8 @@ struct lgp_ep {
  * down or loses the address it sent to.
  */
 void lgp_ep_flush(struct lgp_ep *ep);
+/* The endpoint is usable: sends may be deferred, its CQs drivable; lock held. */
+void lgp_ep_enabled(struct lgp_ep *ep);
 
 int lgp_ep_wrap(struct lgp_domain *dom, struct fid_ep *hep, void *context,
 		size_t fclass, const struct fi_info *info, struct fid_ep **ep);
@@ -376,19 +386,6 @@ ssize_t lgp_req_post(struct lgp_req *req);
 void lgp_req_complete(struct lgp_cq *cq, struct lgp_req *req,
 		      const struct fi_cq_tagged_entry *e,
 		      const struct fi_cq_err_entry *err);
-
-/*
- * A call form the shim cannot delay (README, "Features beneath active
- * delays"): says so on stderr, once per form, and returns -FI_ENOSYS, so
- * the program fails loudly rather than run undelayed.  libfabric gives
- * the shim no earlier point: vector lengths are per call.
- */
-ssize_t lgp_refuse(bool *said, const char *form);
-/* A macro's value as a string literal, for refusal texts. */
-#define LGP_STR_(x)	#x
-#define LGP_STR(x)	LGP_STR_(x)
-#define LGP_REFUSE(form)						\
-	({ static bool lgp_said_; lgp_refuse(&lgp_said_, form); })
 
 /* Counts a message on a pass-through (all knobs zero) endpoint. */
 void lgp_ep_count(struct lgp_ep *ep, size_t len);

@@ -132,7 +132,8 @@ static void *lgp_progress_main(void *arg)
 			if (r <= now) {
 				if (pthread_mutex_trylock(&dom->lock) == 0) {
 					lgp_domain_progress(dom, lgp_now_ns());
-					lgp_domain_drive(dom);
+					if (dom->inflight)
+						lgp_domain_drive(dom);
 					lgp_domain_signal(dom, lgp_now_ns());
 					r = lgp_progress_due(dom);
 					if (dom->inflight && r > now + LGP_PROGRESS_TICK_NS)
@@ -238,7 +239,8 @@ void lgp_progress_flush_all(void)
 		for (dom = lgp_prog_list; dom; dom = dom->prog_next) {
 			pthread_mutex_lock(&dom->lock);
 			lgp_domain_progress(dom, lgp_now_ns());
-			lgp_domain_drive(dom);
+			if (dom->inflight)
+				lgp_domain_drive(dom);
 			pending |= lgp_dq_size(&dom->sendq) || dom->inflight;
 			pthread_mutex_unlock(&dom->lock);
 		}

@@ -175,11 +175,20 @@ static int lgp_req_own(struct lgp_req *req)
 	return 0;
 }
 
-ssize_t lgp_refuse(bool *said, const char *form)
+/*
+ * A vector longer than a request's copies: says so on stderr once and
+ * refuses, so the program fails loudly rather than run undelayed.
+ * libfabric gives the shim no earlier point: lengths are per call.
+ */
+static ssize_t lgp_refuse_vector(void)
 {
-	if (!__atomic_exchange_n(said, true, __ATOMIC_RELAXED))
-		fprintf(stderr, "loggp: %s is not supported beneath active "
-			"delays: -FI_ENOSYS (emulator/fabric/README.md)\n", form);
+	static bool said;
+
+	if (!__atomic_exchange_n(&said, true, __ATOMIC_RELAXED))
+		fprintf(stderr, "loggp: an RMA or atomic vector of more than %d "
+			"elements is not supported beneath active delays: "
+			"-FI_ENOSYS (emulator/fabric/README.md)\n",
+			LGP_REQ_IOV_MAX);
 	return -FI_ENOSYS;
 }
 
@@ -377,8 +386,7 @@ ssize_t lgp_send_submit(struct lgp_ep *ep, struct lgp_req *call)
 	ssize_t ret;
 
 	if (!lgp_req_fits(call))
-		return LGP_REFUSE("an RMA or atomic vector of more than "
-				  LGP_STR(LGP_REQ_IOV_MAX) " elements");
+		return lgp_refuse_vector();
 	/*
 	 * A send on an endpoint that was never enabled is the provider's to
 	 * refuse at once, as without the shim; deferred, it would be
@@ -389,7 +397,7 @@ ssize_t lgp_send_submit(struct lgp_ep *ep, struct lgp_req *call)
 		pthread_mutex_lock(&dom->lock);
 		ret = lgp_req_post(call);
 		if (!ret) {
-			ep->enabled = true;
+			lgp_ep_enabled(ep);
 			lgp_ep_count(ep, call->len);
 		}
 		pthread_mutex_unlock(&dom->lock);
