@@ -144,6 +144,13 @@ def test_knob_help_names_the_variables() -> None:
     assert all(v.isupper() for v in re.findall(r"LOGGP_[A-Za-z_]+", text))
 
 
+def assert_same(
+    bare: dict[str, dict[str, str]], shimmed: dict[str, dict[str, str]], stderr: str
+) -> None:
+    wrong = compare(bare, shimmed)
+    assert not wrong, "\n".join(wrong) + "\n" + stderr[-4000:]
+
+
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_bare_provider_runs_the_suite(provider: str, tmp_path: Path) -> None:
     """The reference is not vacuous: the bare provider passes most cases."""
@@ -158,7 +165,7 @@ def test_conform_beneath_active_shim(provider: str, tmp_path: Path) -> None:
     bare = bare_results(provider, tmp_path)
     stats = tmp_path / "stats.jsonl"
     shimmed, stderr = run_conform(BUILD, provider, shim_env(BUILD, ACTIVE, stats), tmp_path)
-    assert not compare(bare, shimmed), "\n".join(compare(bare, shimmed)) + "\n" + stderr[-4000:]
+    assert_same(bare, shimmed, stderr)
     assert_delayed(stats)
 
 
@@ -169,7 +176,7 @@ def test_wait_fd_wakes_for_synthesised_completions(provider: str, tmp_path: Path
     shimmed, stderr = run_conform(
         BUILD, provider, shim_env(BUILD, WAKE, stats), tmp_path, WAKE_CASES
     )
-    assert not compare(bare, shimmed), "\n".join(compare(bare, shimmed)) + "\n" + stderr[-4000:]
+    assert_same(bare, shimmed, stderr)
 
 
 @pytest.mark.slow
@@ -184,6 +191,6 @@ def test_conform_sanitized(provider: str, knobs: str, tmp_path: Path) -> None:
     shimmed, stderr = run_conform(ASAN_BUILD, provider, env, tmp_path, cases)
     reports = [line for line in stderr.splitlines() if any(r in line for r in SANITIZER_REPORTS)]
     assert not reports, stderr[-8000:]
-    assert not compare(bare, shimmed), "\n".join(compare(bare, shimmed)) + "\n" + stderr[-4000:]
+    assert_same(bare, shimmed, stderr)
     if knobs == "active":
         assert_delayed(tmp_path / "stats.jsonl")
