@@ -249,7 +249,7 @@ int main(int argc, char **argv)
 	total = o.total ? o.total : o.per_rank * p.nranks;
 	if (o.check == BH_CHECK_AUTO)
 		o.check = bh_check_direct_ok(total, o.steps) ? BH_CHECK_DIRECT : BH_CHECK_SANITY;
-	bh_part(total, p.nranks, p.rank, &lo, &n);
+	wl_part(total, p.nranks, p.rank, &lo, &n);
 	counts = malloc(sizeof(*counts) * (size_t)p.nranks);
 	rows = malloc(sizeof(*rows) * 2 * (size_t)p.nranks);
 	b = malloc(sizeof(*b) * (size_t)(n ? n : 1));
@@ -258,7 +258,7 @@ int main(int argc, char **argv)
 	for (i = 0; i < p.nranks; i++) {
 		int64_t l;
 
-		bh_part(total, p.nranks, i, &l, &counts[i]);
+		wl_part(total, p.nranks, i, &l, &counts[i]);
 	}
 	if (bh_body_setup(o.dist, (uint64_t)o.seed, total, lo, n, b))
 		goto nomem;

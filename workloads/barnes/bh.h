@@ -29,6 +29,7 @@
 #include <mpi.h>
 
 #include "wl.h"
+#include "wl_part.h"
 
 #define BH_LEAF		8	/* bodies per leaf cell at most */
 #define BH_DEPTH_MAX	60	/* deeper means bodies (nearly) coincide */
@@ -129,7 +130,6 @@ int bh_body_setup(enum bh_dist dist, uint64_t seed, int64_t total, int64_t lo,
 		  int64_t n, struct bh_body *b);
 void bh_body_all(enum bh_dist dist, uint64_t seed, int64_t total,
 		 double (*pos)[3], double (*vel)[3]);
-void bh_part(int64_t total, int nranks, int rank, int64_t *lo, int64_t *n);
 void bh_pair(const double p[3], const double q[3], double m, double acc[3],
 	     double *phi);
 void bh_direct(const double (*pos)[3], int64_t n, double mass, double (*acc)[3],

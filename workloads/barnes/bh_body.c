@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "bh.h"
+#include "wl_hash.h"
 
 struct bh_key {
 	uint64_t key;
@@ -29,17 +30,10 @@ struct bh_key {
 /* Uniform in [0, 1): draw k of body g (a counter-based generator). */
 static double bh_rand(uint64_t seed, int64_t g, uint64_t k)
 {
-	uint64_t x = seed * 0x9e3779b97f4a7c15ULL ^ ((uint64_t)g << 8) ^ k;
+	uint64_t x = seed * WL_GOLDEN ^ ((uint64_t)g << 8) ^ k;
 
-	x += 0x632be59bd9b4e019ULL;
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-	x ^= x >> 31;
-	x += (uint64_t)g * 0xd1b54a32d192ed03ULL;
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-	x ^= x >> 31;
-	return (double)(x >> 11) * 0x1p-53;
+	x = wl_mix64(x + 0x632be59bd9b4e019ULL);
+	return wl_unit(wl_mix64(x + (uint64_t)g * 0xd1b54a32d192ed03ULL));
 }
 
 /* A vector of length len in a uniformly random direction. */
@@ -141,14 +135,6 @@ static int bh_key_cmp(const void *a, const void *b)
 	if (x->key != y->key)
 		return x->key < y->key ? -1 : 1;
 	return (x->g > y->g) - (x->g < y->g);
-}
-
-void bh_part(int64_t total, int nranks, int rank, int64_t *lo, int64_t *n)
-{
-	int64_t base = total / nranks, extra = total % nranks;
-
-	*n = base + (rank < extra);
-	*lo = rank * base + (rank < extra ? rank : extra);
 }
 
 /*

@@ -11,57 +11,23 @@
 #include <mpi.h>
 
 #include "connect.h"
-
-static uint64_t cc_mix(uint64_t x)
-{
-	x ^= x >> 30;
-	x *= 0xbf58476d1ce4e5b9ULL;
-	x ^= x >> 27;
-	x *= 0x94d049bb133111ebULL;
-	x ^= x >> 31;
-	return x;
-}
-
-void cc_part(int64_t total, int nranks, int rank, int64_t *lo, int64_t *n)
-{
-	int64_t base = total / nranks, extra = total % nranks;
-
-	*n = base + (rank < extra);
-	*lo = rank * base + (rank < extra ? rank : extra);
-}
-
-int cc_owner(int64_t total, int nranks, int64_t v)
-{
-	int64_t base = total / nranks, extra = total % nranks;
-	int64_t cut = extra * (base + 1);
-
-	if (v < cut)
-		return (int)(v / (base + 1));
-	return (int)(extra + (v - cut) / base);
-}
+#include "wl_graph.h"
+#include "wl_hash.h"
 
 /* The other ends (global indices) of the edges vertex v draws; their count. */
 int cc_vertex_edges(const struct cc_graph *g, int64_t v, int64_t *dst)
 {
-	uint64_t key = cc_mix(g->seed * 0x9e3779b97f4a7c15ULL + 0x2545f4914f6cdd1dULL);
-	int64_t q = g->total < g->nranks ? g->total : g->nranks, lo, n;
-	uint64_t cut = ((uint64_t)g->remote_pct << 24) / 100, h1, h2;
-	int own = cc_owner(g->total, g->nranks, v), k, cnt, t;
+	const struct wl_graph_shape s = {
+		.total = g->total, .nranks = g->nranks, .remote_pct = g->remote_pct,
+	};
+	uint64_t key = wl_mix64(g->seed * WL_GOLDEN + 0x2545f4914f6cdd1dULL);
+	int own = wl_owner(g->total, g->nranks, v, NULL), k, cnt;
 
-	key ^= cc_mix((uint64_t)v + 0x5851f42d4c957f2dULL);
+	key ^= wl_mix64((uint64_t)v + 0x5851f42d4c957f2dULL);
 	cnt = g->edges_pct / 100 +
 	      ((key >> 40) < ((uint64_t)(g->edges_pct % 100) << 24) / 100);
-	for (k = 0; k < cnt; k++) {
-		h1 = cc_mix(key + (uint64_t)(k + 1) * 0xd1b54a32d192ed03ULL);
-		h2 = cc_mix(h1 ^ 0xa0761d6478bd642fULL);
-		t = own;
-		if (q > 1 && (h1 >> 40) < cut) {
-			t = (int)(h2 % (uint64_t)(q - 1));
-			t += t >= own;
-		}
-		cc_part(g->total, g->nranks, t, &lo, &n);
-		dst[k] = lo + (int64_t)((h2 >> 32) % (uint64_t)n);
-	}
+	for (k = 0; k < cnt; k++)
+		dst[k] = wl_graph_edge(&s, key, own, k, NULL);
 	return cnt;
 }
 
@@ -75,7 +41,7 @@ int cc_graph_build(struct cc_ctx *x)
 	int *sc = NULL, *so, *rc, *ro, *fill;
 	int64_t dst[CC_EDGES_MAX], i, nout = 0, nin = 0, lo, n, *out = NULL, *in = NULL;
 
-	cc_part(x->g.total, nr, me, &x->lo, &x->n);
+	wl_part(x->g.total, nr, me, &x->lo, &x->n);
 	x->ledge = malloc(sizeof(int64_t) * 2 * (size_t)(x->n * CC_EDGES_MAX + 1));
 	x->parent = malloc(sizeof(int64_t) * (size_t)(x->n + 1));
 	x->label = malloc(sizeof(int64_t) * (size_t)(x->n + 1));
@@ -93,7 +59,7 @@ int cc_graph_build(struct cc_ctx *x)
 	for (i = 0; i < x->n; i++) {
 		cnt = cc_vertex_edges(&x->g, x->lo + i, dst);
 		for (k = 0; k < cnt; k++) {
-			r = cc_owner(x->g.total, nr, dst[k]);
+			r = wl_owner(x->g.total, nr, dst[k], NULL);
 			if (r != me)
 				sc[r] += 2;
 		}
@@ -105,14 +71,14 @@ int cc_graph_build(struct cc_ctx *x)
 	for (i = 0; i < x->n; i++) {
 		cnt = cc_vertex_edges(&x->g, x->lo + i, dst);
 		for (k = 0; k < cnt; k++) {
-			r = cc_owner(x->g.total, nr, dst[k]);
+			r = wl_owner(x->g.total, nr, dst[k], NULL);
 			if (r == me) {
 				x->ledge[2 * x->nledge] = i;
 				x->ledge[2 * x->nledge + 1] = dst[k] - x->lo;
 				x->nledge++;
 				continue;
 			}
-			cc_part(x->g.total, nr, r, &lo, &n);
+			wl_part(x->g.total, nr, r, &lo, &n);
 			out[so[r] + fill[r]++] = dst[k] - lo;
 			out[so[r] + fill[r]++] = i;
 			nout++;

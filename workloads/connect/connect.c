@@ -172,7 +172,7 @@ static int cc_check_serial(struct cc_ctx *x, int64_t components)
 		all = malloc(sizeof(*all) * (size_t)x->g.total);
 		alloc_ok = counts && displs && all;
 		for (i = 0; alloc_ok && i < x->p->nranks; i++) {
-			cc_part(x->g.total, x->p->nranks, i, &lo, &n);
+			wl_part(x->g.total, x->p->nranks, i, &lo, &n);
 			counts[i] = (int)n;
 			displs[i] = (int)lo;
 		}

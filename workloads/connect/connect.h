@@ -17,6 +17,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "wl_part.h"
 #include "wl_rr.h"
 #include "wl.h"
 
@@ -52,8 +53,6 @@ struct cc_ctx {
 };
 
 /* cc_graph.c */
-void cc_part(int64_t total, int nranks, int rank, int64_t *lo, int64_t *n);
-int cc_owner(int64_t total, int nranks, int64_t v);
 int cc_vertex_edges(const struct cc_graph *g, int64_t v, int64_t *dst);
 int cc_graph_build(struct cc_ctx *x);
 void cc_graph_free(struct cc_ctx *x);

@@ -217,7 +217,7 @@ static int em_check_serial(struct em_ctx *x, int64_t iters)
 		all[1] = malloc(sizeof(double) * (size_t)x->g.total);
 		alloc_ok = counts && displs && all[0] && all[1];
 		for (i = 0; alloc_ok && i < x->p->nranks; i++) {
-			em_part(x->g.total, x->p->nranks, i, &lo, &n);
+			wl_part(x->g.total, x->p->nranks, i, &lo, &n);
 			counts[i] = (int)n;
 			displs[i] = (int)lo;
 		}

@@ -27,6 +27,7 @@
 
 #include <mpi.h>
 
+#include "wl_part.h"
 #include "wl_rr.h"
 #include "wl.h"
 
@@ -84,8 +85,6 @@ struct em_ctx {
 };
 
 /* em3d_graph.c */
-void em_part(int64_t total, int nranks, int rank, int64_t *lo, int64_t *n);
-int em_owner(int64_t total, int nranks, int64_t node);
 void em_node_edges(const struct em_graph *g, int kind, int64_t node,
 		   int64_t *dst, double *w);
 double em_init_value(const struct em_graph *g, int kind, int64_t node);

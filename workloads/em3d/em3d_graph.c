@@ -10,36 +10,10 @@
 #include <string.h>
 
 #include "em3d.h"
+#include "wl_graph.h"
+#include "wl_hash.h"
 
 #define EM_KEY_SHIFT	40	/* (owner << 40) | index sorts ghosts by owner */
-
-static uint64_t em_mix(uint64_t x)
-{
-	x ^= x >> 30;
-	x *= 0xbf58476d1ce4e5b9ULL;
-	x ^= x >> 27;
-	x *= 0x94d049bb133111ebULL;
-	x ^= x >> 31;
-	return x;
-}
-
-void em_part(int64_t total, int nranks, int rank, int64_t *lo, int64_t *n)
-{
-	int64_t base = total / nranks, extra = total % nranks;
-
-	*n = base + (rank < extra);
-	*lo = rank * base + (rank < extra ? rank : extra);
-}
-
-int em_owner(int64_t total, int nranks, int64_t node)
-{
-	int64_t base = total / nranks, extra = total % nranks;
-	int64_t cut = extra * (base + 1);
-
-	if (node < cut)
-		return (int)(node / (base + 1));
-	return (int)(extra + (node - cut) / base);
-}
 
 /*
  * Destinations (global indices of the other kind) and normalised weights of
@@ -49,24 +23,16 @@ int em_owner(int64_t total, int nranks, int64_t node)
 void em_node_edges(const struct em_graph *g, int kind, int64_t node,
 		   int64_t *dst, double *w)
 {
-	uint64_t key = em_mix(g->seed * 0x9e3779b97f4a7c15ULL + 0x632be59bd9b4e019ULL);
-	int64_t q = g->total < g->nranks ? g->total : g->nranks;
-	int own = em_owner(g->total, g->nranks, node), k, t;
-	uint64_t cut = ((uint64_t)g->remote_pct << 24) / 100, h1, h2;
-	int64_t lo, n;
+	const struct wl_graph_shape s = {
+		.total = g->total, .nranks = g->nranks, .remote_pct = g->remote_pct,
+	};
+	uint64_t key = wl_mix64(g->seed * WL_GOLDEN + 0x632be59bd9b4e019ULL), h1;
+	int own = wl_owner(g->total, g->nranks, node, NULL), k;
 	double sum = 0;
 
-	key ^= em_mix((uint64_t)node * 2 + (uint64_t)kind);
+	key ^= wl_mix64((uint64_t)node * 2 + (uint64_t)kind);
 	for (k = 0; k < g->degree; k++) {
-		h1 = em_mix(key + (uint64_t)(k + 1) * 0xd1b54a32d192ed03ULL);
-		h2 = em_mix(h1 ^ 0xa0761d6478bd642fULL);
-		t = own;
-		if (q > 1 && (h1 >> 40) < cut) {
-			t = (int)(h2 % (uint64_t)(q - 1));
-			t += t >= own;
-		}
-		em_part(g->total, g->nranks, t, &lo, &n);
-		dst[k] = lo + (int64_t)((h2 >> 32) % (uint64_t)n);
+		dst[k] = wl_graph_edge(&s, key, own, k, &h1);
 		w[k] = 0.5 + (double)(h1 & 0xffffff) * 0x1p-24;
 		sum += w[k];
 	}
@@ -76,9 +42,9 @@ void em_node_edges(const struct em_graph *g, int kind, int64_t node,
 
 double em_init_value(const struct em_graph *g, int kind, int64_t node)
 {
-	uint64_t x = em_mix(g->seed ^ em_mix((uint64_t)node * 2 + (uint64_t)kind + 7));
+	uint64_t x = wl_mix64(g->seed ^ wl_mix64((uint64_t)node * 2 + (uint64_t)kind + 7));
 
-	return (double)(x >> 11) * 0x1p-53;
+	return wl_unit(x);
 }
 
 static int em_cmp_i64(const void *a, const void *b)
@@ -127,12 +93,12 @@ static int em_build_kind(struct em_ctx *x, int kind, int64_t *dst, double *w)
 			int64_t *ref = &x->ref[kind][i * d + e];
 
 			x->w[kind][i * d + e] = w[e];
-			r = em_owner(x->g.total, x->g.nranks, dst[e]);
+			r = wl_owner(x->g.total, x->g.nranks, dst[e], NULL);
 			if (r == me) {
 				*ref = dst[e] - x->lo;
 				continue;
 			}
-			em_part(x->g.total, x->g.nranks, r, &lo, &n);
+			wl_part(x->g.total, x->g.nranks, r, &lo, &n);
 			*ref = ((int64_t)r << EM_KEY_SHIFT) | (dst[e] - lo);
 			keys[nkeys++] = *ref;
 			*ref = -1 - *ref;	/* remote; resolved to a slot below */
@@ -219,7 +185,7 @@ int em_graph_build(struct em_ctx *x)
 	double w[EM_DEGREE_MAX];
 	int ok, all_ok, k, r;
 
-	em_part(x->g.total, x->g.nranks, x->p->rank, &x->lo, &x->n);
+	wl_part(x->g.total, x->g.nranks, x->p->rank, &x->lo, &x->n);
 	ok = 1;
 	for (k = 0; k < 2; k++) {
 		x->val[k] = malloc(sizeof(double) * (size_t)(x->n ? x->n : 1));

@@ -23,12 +23,12 @@
 #include <mpi.h>
 
 #include "wl.h"
+#include "wl_hash.h"
 
 #define EX_ITERS	250
 #define EX_SIZE		(1 << 20)
 #define EX_SIZE_MAX	(256 << 20)
 #define EX_TAG		23
-#define EX_STEP		0x9e3779b97f4a7c15ULL
 
 struct ex_opts {
 	int64_t iters;
@@ -58,17 +58,9 @@ static const char ex_usage[] =
 	"Any N >= 1.  Prints one JSON result line (docs/results.md): metrics\n"
 	"time_s, bandwidth_MBps.\n";
 
-static uint64_t ex_mix(uint64_t x)
-{
-	/* splitmix64's finaliser: a bijection of 64-bit words */
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-	return x ^ (x >> 31);
-}
-
 static uint64_t ex_key(int src, int dst, int64_t it)
 {
-	return ex_mix(((uint64_t)it << 32) ^ ((uint64_t)(uint32_t)src << 16) ^
+	return wl_mix64(((uint64_t)it << 32) ^ ((uint64_t)(uint32_t)src << 16) ^
 		      (uint64_t)(uint32_t)dst);
 }
 
@@ -77,7 +69,7 @@ static void ex_fill(uint64_t *buf, size_t words, uint64_t key)
 	size_t w;
 
 	for (w = 0; w < words; w++)
-		buf[w] = key + w * EX_STEP;
+		buf[w] = key + w * WL_GOLDEN;
 }
 
 /* Bad bytes among the first size bytes of buf; a wrong length counts 1. */
@@ -93,14 +85,14 @@ static int64_t ex_check(const uint64_t *buf, size_t size, uint64_t key,
 	if ((size_t)count != size)
 		bad++;
 	for (w = 0; w < full; w++) {
-		want = key + w * EX_STEP;
+		want = key + w * WL_GOLDEN;
 		if (buf[w] == want)
 			continue;
 		for (j = 0; j < 8; j++)
 			bad += ((const unsigned char *)&buf[w])[j] !=
 			       ((const unsigned char *)&want)[j];
 	}
-	want = key + full * EX_STEP;
+	want = key + full * WL_GOLDEN;
 	for (j = 0; j < size % 8; j++)
 		bad += ((const unsigned char *)&buf[full])[j] !=
 		       ((const unsigned char *)&want)[j];

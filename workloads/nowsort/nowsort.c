@@ -141,14 +141,6 @@ static int ns_parse(const struct wl_prog *p, int argc, char **argv, struct ns_op
 	return 0;
 }
 
-static void ns_part(int64_t total, int nranks, int rank, int64_t *lo, int64_t *n)
-{
-	int64_t base = total / nranks, extra = total % nranks;
-
-	*n = base + (rank < extra);
-	*lo = rank * base + (rank < extra ? rank : extra);
-}
-
 static int ns_write(const char *path, int rank, const unsigned char *recs, int64_t n,
 		    bool sync)
 {
@@ -311,7 +303,7 @@ int main(int argc, char **argv)
 		o.dir = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
 	o.chunk -= o.chunk % NS_REC;
 	total = o.total ? o.total : o.per_rank * p.nranks;
-	ns_part(total, p.nranks, p.rank, &lo, &n);
+	wl_part(total, p.nranks, p.rank, &lo, &n);
 	if (ns_dir_make(&p, o.dir, dir, sizeof(dir))) {
 		MPI_Finalize();
 		return 1;

@@ -28,6 +28,7 @@
 #include <mpi.h>
 
 #include "wl.h"
+#include "wl_part.h"
 
 #define NS_REC		100
 #define NS_KEY		10

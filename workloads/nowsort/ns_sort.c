@@ -12,13 +12,7 @@
 #include <string.h>
 
 #include "ns.h"
-
-static uint64_t ns_mix(uint64_t x)
-{
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-	return x ^ (x >> 31);
-}
+#include "wl_hash.h"
 
 /*
  * Record g: a 10-byte uniform key, then g in 20 decimal digits (records
@@ -27,9 +21,9 @@ static uint64_t ns_mix(uint64_t x)
  */
 void ns_record(uint64_t seed, int64_t g, unsigned char *rec)
 {
-	uint64_t a = ns_mix(seed * 0x9e3779b97f4a7c15ULL + (uint64_t)g);
-	uint64_t b = ns_mix(a ^ 0xd1b54a32d192ed03ULL);
-	uint64_t c = ns_mix(b + (uint64_t)g);
+	uint64_t a = wl_mix64(seed * WL_GOLDEN + (uint64_t)g);
+	uint64_t b = wl_mix64(a ^ 0xd1b54a32d192ed03ULL);
+	uint64_t c = wl_mix64(b + (uint64_t)g);
 	uint64_t v = (uint64_t)g;
 	int i;
 
@@ -52,13 +46,13 @@ void ns_sum_add(struct ns_sum *s, const unsigned char *rec)
 
 	for (i = 0; i + 8 <= NS_REC; i += 8) {
 		memcpy(&w, rec + i, 8);
-		h1 = ns_mix(h1 ^ w);
-		h2 = ns_mix(h2 + w * 0x9e3779b97f4a7c15ULL);
+		h1 = wl_mix64(h1 ^ w);
+		h2 = wl_mix64(h2 + w * WL_GOLDEN);
 	}
 	w = 0;
 	memcpy(&w, rec + i, NS_REC - i);
-	h1 = ns_mix(h1 ^ w);
-	h2 = ns_mix(h2 + w * 0x9e3779b97f4a7c15ULL);
+	h1 = wl_mix64(h1 ^ w);
+	h2 = wl_mix64(h2 + w * WL_GOLDEN);
 	s->count++;
 	s->sum += h1;
 	s->xor ^= h2;

@@ -18,7 +18,7 @@
  * which of its positions they fill: for each digit in turn, the run of rank
  * 0's keys of that digit, then rank 1's, and so on; it places them so.
  *
- * Validation (sortcheck.c): count, sum and xor of hashes of every key before
+ * Validation (wl_sortcheck.c): count, sum and xor of hashes of every key before
  * and after, reduced over ranks; each rank sorted and each non-empty rank's
  * first key >= the last of the non-empty rank before; every bucket of the
  * length the histograms promise.
@@ -32,7 +32,7 @@
 
 #include <mpi.h>
 
-#include "sortcheck.h"
+#include "wl_sortcheck.h"
 #include "wl.h"
 
 #define RB_KEYS		(1 << 25)
@@ -99,7 +99,7 @@ static void rb_counts(struct rb_ctx *x)
 			x->rcount[s] += (int)rb_overlap(run, run + c, x->lo, x->lo + x->n);
 			if (s == me && c) {
 				for (r = 0; r < np; r++) {
-					sc_part(x->total, np, r, &rlo, &rn);
+					wl_part(x->total, np, r, &rlo, &rn);
 					x->scount[r] += (int)rb_overlap(run, run + c, rlo, rlo + rn);
 				}
 			}
@@ -303,7 +303,7 @@ int main(int argc, char **argv)
 		return ret > 0 ? 0 : WL_EXIT_USAGE;
 	}
 	x.total = o.k.total;
-	sc_part(x.total, p.nranks, p.rank, &x.lo, &x.n);
+	wl_part(x.total, p.nranks, p.rank, &x.lo, &x.n);
 	x.bits = (int)o.bits;
 	x.passes = (32 + x.bits - 1) / x.bits;
 	x.radix = 1 << x.bits;

@@ -24,7 +24,7 @@
  * Active Messages program polls.  Every rank knows from the histograms how
  * many keys each other rank sends it, so how many messages to receive.
  *
- * Validation (sortcheck.c): count, sum and xor of hashes of every key before
+ * Validation (wl_sortcheck.c): count, sum and xor of hashes of every key before
  * and after, reduced over ranks; each rank sorted and each non-empty rank's
  * first key >= the last of the non-empty rank before; every offset received
  * inside the rank's block and every slot filled.
@@ -38,7 +38,7 @@
 
 #include <mpi.h>
 
-#include "sortcheck.h"
+#include "wl_sortcheck.h"
 #include "wl.h"
 
 #define RX_KEYS		(1 << 17)
@@ -253,7 +253,7 @@ static void rx_pass(struct rx_ctx *x, int pass)
 
 	for (i = 0; i < x->n; i++) {
 		key = x->keys[i];
-		dst = sc_owner(x->total, np, x->pos[(key >> shift) & mask]++, &off);
+		dst = wl_owner(x->total, np, x->pos[(key >> shift) & mask]++, &off);
 		if (dst == me) {
 			x->out[off] = key;
 			x->placed++;
@@ -400,7 +400,7 @@ int main(int argc, char **argv)
 		return ret > 0 ? 0 : WL_EXIT_USAGE;
 	}
 	x.total = o.k.total;
-	sc_part(x.total, p.nranks, p.rank, &x.lo, &x.n);
+	wl_part(x.total, p.nranks, p.rank, &x.lo, &x.n);
 	x.bits = (int)o.bits;
 	x.passes = (32 + x.bits - 1) / x.bits;
 	x.radix = 1 << x.bits;

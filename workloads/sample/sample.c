@@ -4,7 +4,7 @@
  *
  *   mpirun -np N sample [-n KEYS | -N TOTAL] [-s SEED] [-o SAMPLES] [-X] [-h]
  *
- * Each rank sorts its keys locally (LSD radix, sortcheck.c) and picks SAMPLES
+ * Each rank sorts its keys locally (LSD radix, wl_sortcheck.c) and picks SAMPLES
  * evenly spaced keys of them.  Rank 0 gathers the samples (MPI_Gather),
  * sorts them and picks N - 1 evenly spaced splitters, which it broadcasts
  * (MPI_Bcast).  Bucket j holds the keys k with splitter[j-1] < k <=
@@ -17,7 +17,7 @@
  * rank got over the mean.  The gather, broadcast and all-to-all of the sizes
  * are collectives: in the timed region but not counted among the messages.
  *
- * Validation (sortcheck.c): count, sum and xor of hashes of every key before
+ * Validation (wl_sortcheck.c): count, sum and xor of hashes of every key before
  * and after, reduced over ranks; each rank sorted and each non-empty rank's
  * first key >= the last of the non-empty rank before; every bucket of the
  * length announced.
@@ -31,7 +31,7 @@
 
 #include <mpi.h>
 
-#include "sortcheck.h"
+#include "wl_sortcheck.h"
 #include "wl.h"
 
 #define SA_KEYS		(1 << 25)
@@ -319,7 +319,7 @@ int main(int argc, char **argv)
 		return ret > 0 ? 0 : WL_EXIT_USAGE;
 	}
 	x.total = o.k.total;
-	sc_part(x.total, p.nranks, p.rank, &x.lo, &x.n);
+	wl_part(x.total, p.nranks, p.rank, &x.lo, &x.n);
 	x.samples = (int)o.samples;
 	x.corrupt = o.corrupt;
 	alloc_ok = !sa_alloc(&x);

@@ -34,6 +34,8 @@
 #include <mpi.h>
 
 #include "wl.h"
+#include "wl_hash.h"
+#include "wl_part.h"
 
 #define ST_CELLS	8192
 #define ST_ITERS	12000
@@ -92,12 +94,7 @@ static const char st_usage[] =
 
 static double st_init(int64_t g)
 {
-	uint64_t x = (uint64_t)g + 0x9e3779b97f4a7c15ULL;
-
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-	x ^= x >> 31;
-	return (double)(x >> 11) * 0x1p-53;
+	return wl_unit(wl_mix64((uint64_t)g + WL_GOLDEN));
 }
 
 static void st_weights(double *c, int r)
@@ -133,14 +130,6 @@ static void st_wrap(double *u, int64_t n, int r)
 {
 	memcpy(u, u + n, sizeof(*u) * (size_t)r);
 	memcpy(u + r + n, u + r, sizeof(*u) * (size_t)r);
-}
-
-static void st_part(int64_t total, int nranks, int rank, int64_t *lo, int64_t *n)
-{
-	int64_t base = total / nranks, extra = total % nranks;
-
-	*n = base + (rank < extra);
-	*lo = rank * base + (rank < extra ? rank : extra);
 }
 
 static void st_halo_start(struct st_ctx *x, struct wl_msgs *m)
@@ -239,7 +228,7 @@ static int st_check_serial(struct st_ctx *x, int64_t iters)
 		all = malloc(sizeof(*all) * (size_t)x->total);
 		alloc_ok = counts && displs && all;
 		for (i = 0; alloc_ok && i < x->p->nranks; i++) {
-			st_part(x->total, x->p->nranks, i, &lo, &n);
+			wl_part(x->total, x->p->nranks, i, &lo, &n);
 			counts[i] = (int)n;
 			displs[i] = (int)lo;
 		}
@@ -376,7 +365,7 @@ int main(int argc, char **argv)
 	}
 	x.r = (int)o.radius;
 	x.total = o.total ? o.total : o.cells * p.nranks;
-	st_part(x.total, p.nranks, p.rank, &x.lo, &x.n);
+	wl_part(x.total, p.nranks, p.rank, &x.lo, &x.n);
 	x.left = (p.rank - 1 + p.nranks) % p.nranks;
 	x.right = (p.rank + 1) % p.nranks;
 	st_weights(x.c, x.r);

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * sortcheck.h: what the sorting workloads (radix, radb, sample) share.
+ * wl_sortcheck.h: what the sorting workloads (radix, radb, sample) share.
  *
  * - Keys: 32-bit keys from a seeded generator, a function of (seed, global
  *   index) only, so the global input does not depend on the rank count.  The
- *   keys are split over the ranks in contiguous blocks as evenly as possible
- *   (the first TOTAL mod N ranks get one more); a rank may have none.
+ *   keys are split over the ranks in contiguous blocks (wl_part.h); a rank may have
+ *   none.
  * - Options: -n KEYS (per rank), -N TOTAL (in all, overrides -n), -s SEED,
  *   parsed with sc_opt_keys() inside each program's getopt loop and checked
  *   as a whole by sc_opts_finish().
@@ -22,13 +22,14 @@
  *
  * Nothing here exits; functions return 0 or a negative errno.
  */
-#ifndef SORTCHECK_H
-#define SORTCHECK_H
+#ifndef WL_SORTCHECK_H
+#define WL_SORTCHECK_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
 #include "wl.h"
+#include "wl_part.h"
 
 #define SC_KEYS_MAX	(1LL << 28)	/* keys per rank */
 #define SC_TOTAL_MAX	2147483647LL	/* keys in all: every count fits an int */
@@ -61,12 +62,7 @@ int sc_opt_keys(const struct wl_prog *p, int opt, const char *arg, struct sc_key
 /* After the loop: sets k->total and refuses sizes beyond the limits. */
 int sc_opts_finish(const struct wl_prog *p, struct sc_keys *k);
 
-/* The block of global indices [*lo, *lo + *n) of a rank. */
-void sc_part(int64_t total, int nranks, int rank, int64_t *lo, int64_t *n);
-/* The rank owning global position pos, and pos's offset in its block. */
-int sc_owner(int64_t total, int nranks, int64_t pos, int64_t *off);
-
-uint64_t sc_mix(uint64_t x);
+/* Key g of the global input, and the keys [lo, lo + n) of it. */
 uint32_t sc_key(uint64_t seed, int64_t g);
 void sc_gen(uint32_t *keys, int64_t lo, int64_t n, uint64_t seed);
 
@@ -97,4 +93,4 @@ void sc_warmup(const struct wl_prog *p);
 int sc_crit_phases(const struct wl_prog *p, const struct sc_phase *ph, int nphases,
 		   struct wl_critical *crit);
 
-#endif /* SORTCHECK_H */
+#endif /* WL_SORTCHECK_H */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * sortcheck.c: keys, options, checking and critical path of the sorts
- * (radix, radb, sample); see sortcheck.h.
+ * wl_sortcheck.c: keys, options, checking and critical path of the sorts
+ * (radix, radb, sample); see wl_sortcheck.h.
  *
  * Every collective here runs outside the timed region, except what the
  * programs call themselves.
@@ -14,9 +14,9 @@
 
 #include <mpi.h>
 
-#include "sortcheck.h"
-
-#define SC_GOLDEN	0x9e3779b97f4a7c15ULL
+#include "wl_hash.h"
+#include "wl_part.h"
+#include "wl_sortcheck.h"
 
 int sc_opt_keys(const struct wl_prog *p, int opt, const char *arg, struct sc_keys *k)
 {
@@ -66,41 +66,9 @@ int sc_opts_finish(const struct wl_prog *p, struct sc_keys *k)
 	return 0;
 }
 
-void sc_part(int64_t total, int nranks, int rank, int64_t *lo, int64_t *n)
-{
-	int64_t base = total / nranks, extra = total % nranks;
-
-	*n = base + (rank < extra);
-	*lo = rank * base + (rank < extra ? rank : extra);
-}
-
-int sc_owner(int64_t total, int nranks, int64_t pos, int64_t *off)
-{
-	int64_t base = total / nranks, extra = total % nranks;
-	int64_t big = extra * (base + 1);	/* positions of the larger blocks */
-	int64_t r;
-
-	if (pos < big) {
-		r = pos / (base + 1);
-		*off = pos - r * (base + 1);
-	} else {
-		r = extra + (pos - big) / base;
-		*off = pos - big - (r - extra) * base;
-	}
-	return (int)r;
-}
-
-uint64_t sc_mix(uint64_t x)
-{
-	/* splitmix64's finaliser: a bijection of 64-bit words */
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-	return x ^ (x >> 31);
-}
-
 uint32_t sc_key(uint64_t seed, int64_t g)
 {
-	return (uint32_t)(sc_mix(sc_mix(seed + SC_GOLDEN) + (uint64_t)g * SC_GOLDEN) >> 32);
+	return (uint32_t)(wl_mix64(wl_mix64(seed + WL_GOLDEN) + (uint64_t)g * WL_GOLDEN) >> 32);
 }
 
 void sc_gen(uint32_t *keys, int64_t lo, int64_t n, uint64_t seed)
@@ -141,8 +109,8 @@ static void sc_sum_local(const uint32_t *keys, int64_t n, struct sc_sum *s)
 
 	*s = (struct sc_sum){ .count = (uint64_t)n };
 	for (i = 0; i < n; i++) {
-		s->sum += sc_mix((uint64_t)keys[i] + SC_GOLDEN);
-		s->xor ^= sc_mix((uint64_t)keys[i] * 0xd6e8feb86659fd93ULL + 0x3c6ef372fe94f82bULL);
+		s->sum += wl_mix64((uint64_t)keys[i] + WL_GOLDEN);
+		s->xor ^= wl_mix64((uint64_t)keys[i] * 0xd6e8feb86659fd93ULL + 0x3c6ef372fe94f82bULL);
 	}
 }
 
