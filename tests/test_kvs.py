@@ -5,7 +5,8 @@
   errors that come back instead of hanging.
 - loggp-kvs-broker with the loggp-kvs CLI: put/get/ls/dump through sockets
   on different ranks, clear errors and exit codes, a root that stops
-  answering (its children's clients fail within the timeout naming it), a
+  answering (its children's clients fail within the timeout naming it; a
+  commit sent through them has an unknown outcome), oversized request lines, a
   broker that dies, a restart from the root's SQLite file, and caches that
   drop unused objects and fault them in again.
 """
@@ -203,6 +204,59 @@ def test_silent_root_fails_clients_within_the_timeout(brokers: Brokers) -> None:
     assert proc.returncode == 1
     assert "no answer from broker 0 (parent of broker 2)" in proc.stderr
     assert 2.5 < took < 20, took  # the broker's --timeout is 3 s
+
+
+def test_commit_beneath_a_silent_root_has_an_unknown_outcome(brokers: Brokers) -> None:
+    """A put whose commit left broker 2 but got no new root in time is neither refused nor
+    done: exit 4, one line saying so; once the root answers again it does apply it."""
+    before = int(cli(brokers.sock(0), "put", "seen.before=1").stdout)
+    root = brokers.pid(0)
+    os.kill(root, signal.SIGSTOP)
+    try:
+        proc = cli(brokers.sock(2), "put", "late.key=applied")
+    finally:
+        os.kill(root, signal.SIGCONT)
+    assert proc.returncode == 4, proc.stderr
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1 and "outcome is unknown" in lines[0], proc.stderr
+    sock_call(brokers.sock(2), {"op": "version", "wait": before + 1})
+    assert cli(brokers.sock(2), "get", "late.key").stdout == "applied\n"
+
+
+def test_oversized_request_line_is_refused_and_closed(brokers: Brokers) -> None:
+    """No line longer than a put of the largest value is buffered: the broker answers
+    EMSGSIZE naming the limit and closes the connection; the broker serves on."""
+    chunk = b"x" * (1 << 20)
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+        s.settimeout(CLI_TIMEOUT)
+        s.connect(brokers.sock(1))
+        try:
+            for _ in range(128):  # well past the limit (a 64 MiB value in base64)
+                s.sendall(chunk)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+        reply = s.makefile("rb").readline()
+    rep = json.loads(reply)
+    assert rep["ok"] is False and rep["errnum"] == errno.EMSGSIZE, rep
+    assert "request line longer than" in rep["error"], rep
+    assert cli(brokers.sock(1), "version").returncode == 0
+
+
+def test_long_bad_line_costs_linear_time(brokers: Brokers) -> None:
+    """An 80 MiB line (under the limit) that is not JSON is answered as such, and the
+    connection serves the next request.  The newline search restarted at every 4 KiB chunk
+    once, which made this quadratic: 32 MiB cost 4 s of CPU, 80 MiB about 25 s."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+        s.settimeout(CLI_TIMEOUT)
+        s.connect(brokers.sock(1))
+        t0 = time.monotonic()
+        s.sendall(b"y" * (80 << 20) + b"\n" + json.dumps({"op": "version"}).encode() + b"\n")
+        f = s.makefile("rb")
+        bad, good = json.loads(f.readline()), json.loads(f.readline())
+        took = time.monotonic() - t0
+    assert bad["ok"] is False and bad["errnum"] == errno.EINVAL, bad
+    assert good["ok"] is True, good
+    assert took < 10, took
 
 
 def test_dead_broker_is_a_clear_error(brokers: Brokers) -> None:

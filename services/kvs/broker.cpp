@@ -318,7 +318,8 @@ void Broker::check_timers()
 		fail(it->second, ETIMEDOUT,
 		     "fence '" + it->first + "': no new root within " + seconds(cfg_.timeout) +
 			     (rank_ ? " (participants missing, or " + parent + " or the root"
-					      " broker is not answering)" :
+					      " broker is not answering); its outcome is unknown:"
+					      " the root may still apply it" :
 				      " (participants missing)"));
 		it = fence_waiters_.erase(it);
 	}

@@ -42,7 +42,9 @@ const char usage[] =
 	"  version           the root version the broker sees\n"
 	"  stats             the broker's counters (JSON)\n"
 	"  -S SOCKET  a broker's socket (default $LOGGP_KVS_SOCKET)\n"
-	"  -t SEC     give up when the broker does not answer in SEC seconds (default 60)\n";
+	"  -t SEC     give up when the broker does not answer in SEC seconds (default 60)\n"
+	"exit: 0 done, 1 refused, 2 bad usage, 3 no broker answers,\n"
+	"      4 a commit's outcome is unknown (sent, not confirmed: read the keys)\n";
 
 struct Usage : std::runtime_error {
 	using std::runtime_error::runtime_error;
@@ -51,6 +53,11 @@ struct Unreachable : std::runtime_error {
 	using std::runtime_error::runtime_error;
 };
 struct Refused : std::runtime_error {
+	Refused(int e, const std::string &what) : std::runtime_error(what), errnum(e) {}
+	int errnum;
+};
+/* A commit sent but not confirmed: the root may or may not apply it. */
+struct Unknown : std::runtime_error {
 	using std::runtime_error::runtime_error;
 };
 
@@ -92,7 +99,8 @@ public:
 				buf.push_back(c);
 				continue;
 			}
-			if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			answer_timed_out_ = n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+			if (answer_timed_out_)
 				throw Unreachable("no answer from the broker at " + path_ +
 						  " within " + std::to_string(timeout_s_) + " s");
 			throw Unreachable("the broker at " + path_ +
@@ -102,14 +110,39 @@ public:
 		if (!rep.is_object())
 			throw Unreachable("the broker at " + path_ + " sent a malformed answer");
 		if (!rep.value("ok", false))
-			throw Refused(rep.value("error", std::string("failed")));
+			throw Refused(rep.value("errnum", 0), rep.value("error", std::string("failed")));
 		return rep;
+	}
+
+	/*
+	 * A commit that times out, here or in a broker (ETIMEDOUT), has left
+	 * this tool and may still be applied at the root: it is neither refused
+	 * nor unreachable.  (The root fails a fence definitely only when
+	 * participants are missing, which a one-participant commit cannot be.)
+	 */
+	json commit()
+	{
+		try {
+			return call({{"op", "commit"}});
+		} catch (const Unreachable &e) {
+			if (!answer_timed_out_)
+				throw;
+			throw Unknown(std::string(e.what()) + "; the commit's outcome is unknown");
+		} catch (const Refused &e) {
+			if (e.errnum != ETIMEDOUT)
+				throw;
+			std::string what = e.what();
+			if (what.find("outcome is unknown") == std::string::npos)
+				what += "; the commit's outcome is unknown";
+			throw Unknown(what);
+		}
 	}
 
 private:
 	std::string path_;
 	int fd_ = -1;
 	int timeout_s_ = 0;
+	bool answer_timed_out_ = false;	/* the last call sent, then heard nothing */
 };
 
 std::string decode(const json &rep)
@@ -176,7 +209,7 @@ int run(int argc, char **argv)
 				{"key", a.substr(0, eq)},
 				{"value", kvs::base64_encode(a.substr(eq + 1))}});
 		}
-		std::printf("%llu\n", c.call({{"op", "commit"}}).at("version").get<unsigned long long>());
+		std::printf("%llu\n", c.commit().at("version").get<unsigned long long>());
 	} else if (cmd == "get") {
 		if (args.size() != 1)
 			throw Usage("get needs exactly one KEY");
@@ -215,6 +248,9 @@ int main(int argc, char **argv)
 	} catch (const Refused &e) {
 		std::fprintf(stderr, "loggp-kvs: %s\n", e.what());
 		return 1;
+	} catch (const Unknown &e) {
+		std::fprintf(stderr, "loggp-kvs: %s\n", e.what());
+		return 4;
 	} catch (const nlohmann::json::exception &e) {
 		std::fprintf(stderr, "loggp-kvs: the broker's answer is not what this tool "
 			     "expects: %s\n", e.what());

@@ -7,7 +7,8 @@
  * once the new root is visible at this broker; get() reads through the
  * broker's cache.  Every call throws kvs::Error (error.hpp) with errno-style
  * codes: ENOENT missing key, EINVAL bad key, EFBIG value over the limit,
- * ETIMEDOUT a broker that did not answer.
+ * ETIMEDOUT a broker that did not answer (for commit() and fence(): the
+ * operations may still be applied at the root; the outcome is unknown).
  */
 #pragma once
 

@@ -15,6 +15,7 @@
 #include "base64.hpp"
 #include "client.hpp"
 #include "error.hpp"
+#include "key.hpp"
 
 namespace kvs {
 
@@ -30,6 +31,16 @@ const char *type_name(Dirent::Type t)
 	case Dirent::Type::DIRREF: return "DIRREF";
 	}
 	return "?";
+}
+
+/*
+ * The longest request line served: a put of the largest value the KVS takes
+ * (base64 makes 3 bytes 4), its key and the JSON around them.  A longer line
+ * cannot be a valid request, so it is refused before it is buffered whole.
+ */
+size_t line_max(const Broker &b)
+{
+	return (b.config().limits.max_value + 2) / 3 * 4 + key_max_len + 4096;
 }
 
 json stats_json(const BrokerStats &s)
@@ -52,6 +63,18 @@ json stats_json(const BrokerStats &s)
 		{"bytes_sent", s.fabric.bytes_sent},
 		{"msgs_recvd", s.fabric.msgs_recvd},
 		{"bytes_recvd", s.fabric.bytes_recvd}};
+}
+
+bool send_all(int fd, const std::string &s)
+{
+	size_t off = 0;
+	while (off < s.size()) {
+		ssize_t w = write(fd, s.data() + off, s.size() - off);
+		if (w <= 0)
+			return false;
+		off += static_cast<size_t>(w);
+	}
+	return true;
 }
 
 std::string need_string(const json &req, const char *key)
@@ -165,24 +188,31 @@ void SockServer::serve(Conn *conn)
 {
 	int fd = conn->fd;
 	Client client(broker_);
+	const size_t max = line_max(broker_);
 	std::string buf;
-	char chunk[4096];
+	size_t scanned = 0;	/* bytes of buf known to hold no newline */
+	char chunk[65536];
 	for (;;) {
 		ssize_t n = read(fd, chunk, sizeof chunk);
 		if (n <= 0)
 			break;
 		buf.append(chunk, static_cast<size_t>(n));
-		size_t nl;
-		while ((nl = buf.find('\n')) != std::string::npos) {
-			std::string reply = answer(client, buf.substr(0, nl)) + "\n";
-			buf.erase(0, nl + 1);
-			size_t off = 0;
-			while (off < reply.size()) {
-				ssize_t w = write(fd, reply.data() + off, reply.size() - off);
-				if (w <= 0)
-					goto out;
-				off += static_cast<size_t>(w);
-			}
+		size_t start = 0, nl;
+		while ((nl = buf.find('\n', scanned)) != std::string::npos) {
+			if (!send_all(fd, answer(client, buf.substr(start, nl - start)) + "\n"))
+				goto out;
+			start = scanned = nl + 1;
+		}
+		buf.erase(0, start);
+		scanned = buf.size();
+		if (buf.size() > max) {
+			json rep = {{"ok", false}, {"errnum", EMSGSIZE},
+				    {"error", "request line longer than " + std::to_string(max) +
+						      " bytes (a put of the largest value, " +
+						      std::to_string(broker_.config().limits.max_value) +
+						      " bytes, fits): closing the connection"}};
+			send_all(fd, rep.dump() + "\n");
+			break;
 		}
 	}
 out:

@@ -13,7 +13,11 @@
  *   {"op":"ls","key":D[,"version":V]}       -> {"ok":true,"entries":{name:{"type":T,...}}}
  *   {"op":"version"[,"wait":V]}             -> {"ok":true,"version":V}
  *   {"op":"stats"}                          -> {"ok":true,"stats":{...}}
- * Failures: {"ok":false,"errnum":E,"error":"<one line>"}.
+ * Failures: {"ok":false,"errnum":E,"error":"<one line>"}.  A commit or fence
+ * that fails with ETIMEDOUT has an unknown outcome: its operations left this
+ * broker and the root may still apply them.  A request line longer than a
+ * put of the largest value (Limits::max_value) is answered with EMSGSIZE and
+ * the connection is closed.
  *
  * Threads: one accepts, one per connection (joined by the acceptor once its
  * client left); stop() closes the listener and every connection and joins
