@@ -10,7 +10,7 @@ from analysis.errors import ReportError
 from analysis.slowdown import Analysis
 from analysis.store import Run
 
-EXTRA_COLUMNS = ("slowdown", "baseline_mean", "excluded")
+EXTRA_COLUMNS = ("slowdown", "baseline_median", "excluded")
 
 
 def csv_columns(run: Run, host_cpu: Mapping[str, float] | None) -> list[str]:
@@ -41,7 +41,7 @@ def write_csv(
                 base = analysis.baselines.get(p.workload)
                 row = dict(p.row)
                 row["slowdown"] = _num(analysis.slowdown.get(p.point_id))
-                row["baseline_mean"] = _num(base.mean if base is not None else None)
+                row["baseline_median"] = _num(base.median if base is not None else None)
                 row["excluded"] = excluded.get(p.point_id, "")
                 if host_cpu is not None:
                     row["host_cpu"] = _num(host_cpu.get(p.point_id))

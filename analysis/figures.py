@@ -63,8 +63,15 @@ def draw(
         c = colour.get(curve.workload, (0.0, 0.0, 0.0, 1.0))
         pts = [cp for cp in curve.points if not info.log_x or cp.x > 0]
         xs = np.array([cp.x for cp in pts])
-        ys = np.array([cp.stat.mean for cp in pts])
-        err = np.array([cp.stat.ci or 0.0 for cp in pts])
+        ys = np.array([cp.stat.median for cp in pts])
+        err = np.array(
+            [
+                [cp.stat.median - (cp.stat.low if cp.stat.low is not None else cp.stat.median)
+                 for cp in pts],
+                [(cp.stat.high if cp.stat.high is not None else cp.stat.median) - cp.stat.median
+                 for cp in pts],
+            ]
+        )  # fmt: skip
         data = ax.errorbar(
             xs,
             ys,
@@ -78,7 +85,7 @@ def draw(
         )
         handles.append(data)
         model = models.get(curve.knob, curve.workload)
-        if model is None or len(xs) == 0:
+        if model is None or not model.fits or len(xs) == 0:
             continue
         lo, hi = float(xs.min()), float(xs.max())
         grid = np.geomspace(lo, hi, 64) if info.log_x and lo > 0 else np.linspace(lo, hi, 64)

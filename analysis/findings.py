@@ -55,7 +55,7 @@ def _slope(curve: Curve) -> float | None:
     far = max((cp for cp in curve.points if not cp.baseline), key=lambda cp: cp.x, default=None)
     if far is None or far.x <= 0:
         return None
-    return (far.stat.mean - 1.0) / far.x
+    return (far.stat.median - 1.0) / far.x
 
 
 def _slopes(analysis: Analysis, knob: str, keys: Sequence[str] | None = None) -> dict[str, float]:
@@ -133,11 +133,11 @@ def em3d_overhead_underpredicts(analysis: Analysis, models: Models) -> Finding:
         return Finding(claim, NOT_MEASURED, "needs em3d_read on overhead with message counts")
     far = max(curve.points, key=lambda cp: cp.x)
     predicted = model.slowdown(far.x)
-    ok = far.stat.mean > predicted
+    ok = far.stat.median > predicted
     return Finding(
         claim,
         REPRODUCED if ok else NOT_REPRODUCED,
-        f"at Δo = {far.x:g} µs measured ×{far.stat.mean:.2f}, model ×{predicted:.2f}",
+        f"at Δo = {far.x:g} µs measured ×{far.stat.median:.2f}, model ×{predicted:.2f}",
     )
 
 
@@ -149,7 +149,7 @@ def bulk_insensitive(analysis: Analysis, models: Models) -> Finding:
     summary = analysis.knob("bandwidth")
     curves = [c for c in summary.curves if _key(c.workload) in BULK] if summary else []
     above = {
-        c.workload: max(cp.stat.mean for cp in c.points if cp.x >= BULK_KNEE_MBPS)
+        c.workload: max(cp.stat.median for cp in c.points if cp.x >= BULK_KNEE_MBPS)
         for c in curves
         if any(cp.x >= BULK_KNEE_MBPS for cp in c.points)
     }

@@ -21,8 +21,8 @@ from analysis.figures import FigureFiles
 from analysis.findings import NOT_MEASURED, assess
 from analysis.kap import assess_kap, kap_means
 from analysis.knobs import knob_info
-from analysis.model import Models
-from analysis.slowdown import Analysis, CurvePoint, KnobSummary, Stat
+from analysis.model import FIT_RULE, Models
+from analysis.slowdown import STAT_METHOD, Analysis, CurvePoint, KnobSummary, Stat
 from analysis.store import Point, Run
 
 # Provenance keys shown first, in this order; the rest follow alphabetically.
@@ -77,9 +77,9 @@ def fmt(v: float | None, digits: int = 3) -> str:
 
 
 def fmt_stat(s: Stat) -> str:
-    text = fmt(s.mean)
-    if s.ci is not None:
-        text += f" ± {fmt(s.ci, 2)}"
+    text = fmt(s.median)
+    if s.low is not None and s.high is not None:
+        text += f" [{fmt(s.low)}, {fmt(s.high)}]"
     return text
 
 
@@ -204,7 +204,7 @@ def _baselines(page: Page) -> str:
     return (
         "<h2>Baselines</h2>"
         '<table class="baselines"><tr><th>workload</th><th>metric</th>'
-        f"<th>mean ± 95% CI</th><th>n</th></tr>{''.join(rows)}</table>"
+        f"<th>median [≥95% interval]</th><th>n</th></tr>{''.join(rows)}</table>"
     )
 
 
@@ -272,8 +272,9 @@ def _knob_section(page: Page, summary: KnobSummary, fig: FigureFiles | None) -> 
             f"<th>model</th></tr>{''.join(rows)}</table>"
         )
         out.append(
-            f'<p class="note">Slowdown at each {e(info.symbol)}: mean over repeats ± half-width '
-            "of the 95% t interval (none for a single repeat); n = repeats.</p>"
+            f'<p class="note">Slowdown at each {e(info.symbol)}: median over repeats '
+            f"[{STAT_METHOD}]; n = repeats. The model line is drawn where it fits "
+            f"({FIT_RULE}); its fit is shown either way.</p>"
         )
     n_bad = summary.n_points - summary.n_ok
     if n_bad:
@@ -287,6 +288,9 @@ def _model_cell(page: Page, knob: str, workload: str) -> str:
         why = page.models.skipped.get((knob, workload), "no model")
         return f'<span class="note">{e(why)}</span>'
     r2 = "R² –" if model.r2 is None else f"R² = {model.r2:.3f}"
+    r2 += f", max error ×{model.max_error:.2f}"
+    if not model.fits:
+        r2 += " — does not fit, not drawn"
     count = {
         "critical_path": "m",
         "critical_bytes": "B",
@@ -455,12 +459,13 @@ def _experiment(page: Page) -> str:
 def _definitions() -> str:
     return (
         '<h2>Definitions</h2><ul class="note">'
-        "<li>slowdown<sub>i</sub> = value<sub>i</sub> / mean(baseline) for times, "
-        "mean(baseline) / value<sub>i</sub> for rates (higher is better).</li>"
-        "<li>Cells show the mean over repeats ± t(0.975, n−1)·s/√n.</li>"
+        "<li>slowdown<sub>i</sub> = value<sub>i</sub> / median(baseline) for times, "
+        "median(baseline) / value<sub>i</sub> for rates (higher is better).</li>"
+        f"<li>Cells show the median over repeats and, in brackets, the {e(STAT_METHOD)}.</li>"
         "<li>Model: T(Δ) = T0 + count·Δ from the workload's msgs.critical_path (m), "
         "msgs.critical_sends and critical_recvs (S, R; default m) or msgs.critical_bytes "
-        "(B); slowdown = T(Δ)/T0; R² against the measured means.</li>"
+        "(B); slowdown = T(Δ)/T0; R² and the largest error against the measured medians; "
+        f"the line is drawn only where it fits ({e(FIT_RULE)}).</li>"
         "</ul>"
     )
 

@@ -16,11 +16,15 @@ B = msgs.critical_bytes (bytes on that path), adding Δ to a knob predicts
 
 and slowdown(Δ) = T(Δ) / T0. Δ is measured from the baseline's own setting of the knob (0
 when the baseline leaves it unset, unlimited bandwidth for `bandwidth`). For a rate metric
-the slowdown is still T(Δ) / T0, with T0 the baseline's mean `metrics.time_s`.
+the slowdown is still T(Δ) / T0, with T0 the baseline's median `metrics.time_s`.
 
-R² = 1 - Σ(s_i - ŝ_i)² / Σ(s_i - s̄)² over the curve's measured mean slowdowns s_i and the
-model's ŝ_i at the same Δ: 1 means the counts explain the curve exactly, 0 means the model
-does no better than a flat line at the mean, and a negative value means it does worse.
+R² = 1 - Σ(s_i - ŝ_i)² / Σ(s_i - s̄)² over the curve's measured median slowdowns s_i and
+the model's ŝ_i at the same Δ: 1 means the counts explain the curve exactly, 0 means the
+model does no better than a flat line at the mean, and a negative value means it does worse.
+A model *fits* (and the report draws its line) when R² ≥ MIN_R2, or, on a curve too flat
+for R² to mean anything, when no measured slowdown is further than FLAT_SLOWDOWN from the
+model's; an upper bound (gap) fits when no measured slowdown exceeds it by more than
+FLAT_SLOWDOWN. The table shows R² and the largest error either way.
 """
 
 from __future__ import annotations
@@ -29,11 +33,17 @@ import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from analysis.slowdown import Analysis, Baseline, Curve, baseline_x
+from analysis.slowdown import Analysis, Baseline, Curve, baseline_x, median_ci
 from analysis.store import Point
 
-# A curve whose mean slowdowns span less than this has no R² (it is "flat").
+# A curve whose median slowdowns span less than this has no R² (it is "flat").
 FLAT_SLOWDOWN = 0.1
+# The least R² at which a model line is drawn.
+MIN_R2 = 0.5
+FIT_RULE = (
+    f"R² ≥ {MIN_R2}, or on a flat curve every point within ×{FLAT_SLOWDOWN} of it; "
+    f"an upper bound fits when no point is more than ×{FLAT_SLOWDOWN} above it"
+)
 
 US = 1e-6
 NS = 1e-9
@@ -101,6 +111,8 @@ class Model:
     count_name: str  # the _Term's count
     base_cost_s: float  # seconds per message/byte at the baseline's setting of the knob
     r2: float | None  # against the measured curve; None when it has no spread
+    max_error: float  # largest |measured - model| slowdown over the curve's points
+    max_over: float  # largest measured - model (how far the data exceed the line)
 
     @property
     def equation(self) -> str:
@@ -109,6 +121,15 @@ class Model:
     @property
     def upper_bound(self) -> bool:
         return _TERMS[self.knob].upper_bound
+
+    @property
+    def fits(self) -> bool:
+        """Whether the line follows the measured curve (FIT_RULE)."""
+        if self.upper_bound:
+            return self.max_over <= FLAT_SLOWDOWN
+        if self.r2 is not None:
+            return self.r2 >= MIN_R2
+        return self.max_error <= FLAT_SLOWDOWN
 
     def time_s(self, x: float) -> float:
         term = _TERMS[self.knob]
@@ -175,24 +196,29 @@ def _fit(curve: Curve, base: Baseline, by_id: Mapping[str, Point]) -> Model | st
         return f"no msgs.{_COUNT_SOURCE.get(term.count, term.count)} reported"
     bx = baseline_x(curve.knob, base)
     base_cost = 0.0 if bx is None else term.seconds(bx)
-    model = Model(curve.knob, curve.workload, t0, count, term.count, base_cost, None)
-    measured = [cp.stat.mean for cp in curve.points]
+    model = Model(curve.knob, curve.workload, t0, count, term.count, base_cost, None, 0.0, 0.0)
+    measured = [cp.stat.median for cp in curve.points]
     predicted = [model.slowdown(cp.x) for cp in curve.points]
     # R² divides by the curve's own spread: on a curve that hardly moves, noise alone
     # would make it hugely negative although the model predicts "no slowdown" well.
     flat = max(measured) - min(measured) < FLAT_SLOWDOWN
     finite = all(map(math.isfinite, predicted))
     r2 = r_squared(measured, predicted) if finite and not flat else None
-    return Model(curve.knob, curve.workload, t0, count, term.count, base_cost, r2)
+    over = [m - p for m, p in zip(measured, predicted, strict=True)]
+    max_error = max(map(abs, over)) if finite else math.inf
+    max_over = max(over) if finite else -math.inf
+    return Model(
+        curve.knob, curve.workload, t0, count, term.count, base_cost, r2, max_error, max_over
+    )
 
 
 def _baseline_seconds(base: Baseline, by_id: Mapping[str, Point]) -> float | None:
     scale = metric_seconds(base.metric)
     if scale is not None and not base.higher_is_better:
-        return base.mean * scale
+        return base.median * scale
     times = [by_id[pid].result_metric("time_s") for pid in base.point_ids]
     known = [t for t in times if t is not None]
-    return math.fsum(known) / len(known) if known else None
+    return median_ci(known).median if known else None
 
 
 def _mean_count(ids: Iterable[str], name: str, by_id: Mapping[str, Point]) -> float | None:

@@ -1,16 +1,23 @@
-"""Slowdown per workload, knob and Δ: mean over repeats with a 95% confidence interval.
+"""Slowdown per workload, knob and Δ: the median over repeats with an order-statistic interval.
 
 For a workload with baseline values b_1..b_k (its `baseline` points) and a point with
 value v_i:
 
-    slowdown_i = v_i / mean(b)      for times (higher_is_better = 0)
-    slowdown_i = mean(b) / v_i      for rates (higher_is_better = 1)
+    slowdown_i = v_i / median(b)      for times (higher_is_better = 0)
+    slowdown_i = median(b) / v_i      for rates (higher_is_better = 1)
 
-The curve at Δ is the mean of slowdown_i over the repeats at Δ, with the Student-t interval
-mean ± t(0.975, n-1) · s / sqrt(n) (s the sample standard deviation); a single repeat has no
-interval. The baseline itself is drawn at Δ = 0 with slowdown_i = b_i / mean(b) (mean 1).
-The interval describes the spread of the repeats at Δ; the baseline's own spread is not
-propagated into it.
+The curve at Δ is the median of slowdown_i over the repeats at Δ. Its interval is the
+distribution-free one for a median: of the n sorted values s_(1) ≤ … ≤ s_(n), the pair
+[s_(j), s_(n+1-j)] with the largest j whose coverage 1 - 2·P(Bin(n, ½) ≤ j-1) is still at
+least 95 %; the exact coverage is kept beside it. No pair reaches 95 % with fewer than six
+repeats, so those have no interval. The baseline itself is drawn at Δ = 0 with
+slowdown_i = b_i / median(b) (median 1). The interval describes the spread of the repeats at
+Δ; the baseline's own spread is not propagated into it.
+
+Why medians: run times on a shared host are skewed by the occasional descheduled rank
+(milliseconds on a microsecond path), so a mean and a Student-t interval from a few repeats
+are dominated by one outlier; the median and its order-statistic interval assume nothing
+about the distribution.
 """
 
 from __future__ import annotations
@@ -24,60 +31,57 @@ from dataclasses import dataclass
 from analysis.knobs import BASELINE, GRID, knob_info, knob_sort_key
 from analysis.store import Point
 
-# Two-sided 95% Student-t critical values t(0.975, df) for df = 1..30.
-T_975 = (
-    12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
-    2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
-    2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042,
-)  # fmt: skip
-# Beyond 30: the value of the largest tabulated df not above the given one (conservative).
-_T_975_LARGE = ((120, 1.980), (60, 2.000), (40, 2.021))
-
-
-def t_critical(df: int) -> float:
-    """t(0.975, df): the half-width factor of a two-sided 95% interval."""
-    if df < 1:
-        raise ValueError(f"degrees of freedom must be >= 1, got {df}")
-    if df <= len(T_975):
-        return T_975[df - 1]
-    for limit, t in _T_975_LARGE:
-        if df >= limit:
-            return t
-    return T_975[-1]
+# The least coverage an interval must have.
+COVERAGE = 0.95
+# How the report states the statistics.
+STAT_METHOD = (
+    "interval: the order statistics [s_(j), s_(n+1-j)] that cover the median with at least "
+    "95 % probability, distribution-free; none with fewer than 6 repeats"
+)
 
 
 @dataclass(frozen=True)
 class Stat:
-    """Mean of n values with the half-width of its 95% interval (None when n = 1)."""
+    """Median of n values and its order-statistic interval (None below six values)."""
 
-    mean: float
-    ci: float | None
+    median: float
+    low: float | None
+    high: float | None
     n: int
-
-    @property
-    def low(self) -> float | None:
-        return None if self.ci is None else self.mean - self.ci
-
-    @property
-    def high(self) -> float | None:
-        return None if self.ci is None else self.mean + self.ci
+    coverage: float | None  # the interval's exact coverage, >= COVERAGE
 
 
-def mean_ci(values: Sequence[float]) -> Stat:
-    """Mean and Student-t 95% interval of the values."""
+def order_ranks(n: int) -> tuple[int, float] | None:
+    """(j, coverage) of the interval [x_(j), x_(n+1-j)] for n values; None if none has 95 %."""
+    below = 0.0  # P(Bin(n, 1/2) <= j - 1), accumulated as j grows
+    best = None
+    for j in range(1, n // 2 + 1):
+        below += math.comb(n, j - 1) / 2.0**n
+        coverage = 1.0 - 2.0 * below
+        if coverage < COVERAGE:
+            break
+        best = (j, coverage)
+    return best
+
+
+def median_ci(values: Sequence[float]) -> Stat:
+    """Median and order-statistic interval of the values."""
     n = len(values)
     if n == 0:
-        raise ValueError("mean of no values")
-    mean = math.fsum(values) / n
-    if n == 1:
-        return Stat(mean, None, 1)
-    var = math.fsum((v - mean) ** 2 for v in values) / (n - 1)
-    return Stat(mean, t_critical(n - 1) * math.sqrt(var) / math.sqrt(n), n)
+        raise ValueError("median of no values")
+    xs = sorted(values)
+    mid = n // 2
+    median = xs[mid] if n % 2 else (xs[mid - 1] + xs[mid]) / 2.0
+    ranks = order_ranks(n)
+    if ranks is None:
+        return Stat(median, None, None, n, None)
+    j, coverage = ranks
+    return Stat(median, xs[j - 1], xs[n - j], n, coverage)
 
 
-def slowdown_of(value: float, baseline_mean: float, higher_is_better: bool) -> float:
-    """Slowdown of one measured value against the baseline mean."""
-    return baseline_mean / value if higher_is_better else value / baseline_mean
+def slowdown_of(value: float, baseline: float, higher_is_better: bool) -> float:
+    """Slowdown of one measured value against the baseline's median."""
+    return baseline / value if higher_is_better else value / baseline
 
 
 @dataclass(frozen=True)
@@ -93,11 +97,11 @@ class Baseline:
 
     @property
     def stat(self) -> Stat:
-        return mean_ci(self.values)
+        return median_ci(self.values)
 
     @property
-    def mean(self) -> float:
-        return self.stat.mean
+    def median(self) -> float:
+        return self.stat.median
 
 
 @dataclass(frozen=True)
@@ -198,7 +202,7 @@ def analyse(points: Iterable[Point]) -> Analysis:
             excluded.append(Excluded(p, why))
             continue
         assert p.value is not None  # checked by _unusable
-        slowdown[p.point_id] = slowdown_of(p.value, base.mean, base.higher_is_better)
+        slowdown[p.point_id] = slowdown_of(p.value, base.median, base.higher_is_better)
         on_curves.append(p)
 
     knob_names = sorted(
@@ -294,7 +298,7 @@ def _knob_summary(
         cps = [
             CurvePoint(
                 x=x,
-                stat=mean_ci([slowdown[p.point_id] for p in ps]),
+                stat=median_ci([slowdown[p.point_id] for p in ps]),
                 point_ids=tuple(p.point_id for p in ps),
             )
             for x, ps in by_x.items()
@@ -304,7 +308,7 @@ def _knob_summary(
             cps.append(
                 CurvePoint(
                     x=bx,
-                    stat=mean_ci([slowdown[pid] for pid in base.point_ids]),
+                    stat=median_ci([slowdown[pid] for pid in base.point_ids]),
                     point_ids=base.point_ids,
                     baseline=True,
                 )
@@ -331,7 +335,7 @@ def _grid(on_curves: Sequence[Point], slowdown: dict[str, float]) -> tuple[GridC
         GridCell(
             workload=ps[0].workload,
             knob_values=dict(ps[0].knob_values),
-            stat=mean_ci([slowdown[p.point_id] for p in ps]),
+            stat=median_ci([slowdown[p.point_id] for p in ps]),
             point_ids=tuple(p.point_id for p in ps),
         )
         for ps in cells.values()

@@ -91,3 +91,25 @@ def test_write_figures(tmp_path: Path, fitted: tuple[Analysis, Models]) -> None:
         svg = f.svg.read_text()
         assert "<svg" in svg and "</svg>" in svg
     assert not (out / "slowdown_gap.png").exists()
+
+
+def test_model_that_does_not_fit_is_not_drawn(tmp_path: Path) -> None:
+    """A model far from the data (R² < 0.5) gets no line; six repeats get asymmetric
+    error bars from the order statistics around the median."""
+    msgs = {"critical_path": 100_000}  # predicts ×2 and ×11 at 10 and 100 µs
+    rows = [Row("w", "baseline", None, r, v, msgs=msgs) for r, v in enumerate([1.0] * 6)]
+    rows += [Row("w", "latency", 10, r, v, msgs=msgs)
+             for r, v in enumerate([1.1, 1.2, 1.2, 1.3, 1.3, 5.0])]  # fmt: skip
+    rows += [Row("w", "latency", 100, r, 1.4, msgs=msgs) for r in range(6)]
+    run = load_run(make_run(tmp_path, rows))
+    a = analyse(run.points)
+    models = fit_models(a, run.points)
+    model = models.get("latency", "w")
+    assert model is not None and model.r2 is not None and model.r2 < 0.5
+    assert not model.fits
+    summary = a.knob("latency")
+    assert summary is not None
+    (ax,) = draw(summary, models, colours(a.workloads)).axes
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["w"]
+    (ten,) = [cp for cp in summary.curves[0].points if cp.x == 10]
+    assert (ten.stat.median, ten.stat.low, ten.stat.high) == (1.25, 1.1, 5.0)

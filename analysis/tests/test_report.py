@@ -13,7 +13,7 @@ from matplotlib.image import imread
 
 from analysis.report import ReportError, write_report
 from analysis.store import COLUMNS
-from analysis.tests.rundata import CPU_MODEL, GIT_REVISION, RUN_NAME, app, make_run
+from analysis.tests.rundata import CPU_MODEL, GIT_REVISION, RUN_NAME, Row, app, make_run
 
 pytestmark = pytest.mark.unit
 
@@ -65,16 +65,17 @@ def test_html_contents(run_dir: Path) -> None:
     assert "<tr><th>argv</th><td>loggp run suite.yaml</td></tr>" in prov
     # baselines: app 0.9, 1.0, 1.1 s; server 1000, 1000 ops/s
     baselines = html.split('<table class="baselines">')[1].split("</table>")[0]
-    assert '<th>app</th><td>time_s (time)</td><td class="num">1.00 ± 0.25</td>' in baselines
+    assert '<th>app</th><td>time_s (time)</td><td class="num">1.00</td>' in baselines  # n < 6
     assert "ops_per_s (rate, higher is better)" in baselines
     assert "orphan" in baselines and "no baseline" in baselines
     # figures embedded, one per drawn knob
     assert html.count('src="data:image/png;base64,') == len(FIGURE_KNOBS)
-    # slowdown tables: app at ΔL = 10 µs is 1.50 ± t(2)·0.1/√3 = 0.25, n=3
+    # slowdown tables: app at ΔL = 10 µs is the median 1.50 of three repeats (no interval)
     assert html.count('<table class="slowdown">') == len(FIGURE_KNOBS)
-    assert '1.50 ± 0.25 <span class="n">n=3</span>' in html
+    assert '1.50 <span class="n">n=3</span>' in html
     assert '6.00 <span class="n">n=1</span>' in html
-    assert '4.50 ± 6.4 <span class="n">n=2</span>' in html  # server, a rate
+    assert '4.50 <span class="n">n=2</span>' in html  # server, a rate
+    assert "order statistics" in html and "distribution-free" in html
     assert "<th>100 µs</th>" in html and "<th>0 µs (baseline)</th>" in html
     assert "T = T0 + m·ΔL" in html and "R² = 1.000" in html
     assert "no msgs.critical_path reported" in html
@@ -115,7 +116,7 @@ def test_csv_rows(run_dir: Path) -> None:
     path = run_dir / "report" / "results.csv"
     with path.open(newline="") as f:
         header = next(csv.reader(f))
-    assert header == [*COLUMNS, "slowdown", "baseline_mean", "excluded"]
+    assert header == [*COLUMNS, "slowdown", "baseline_median", "excluded"]
     rows = read_csv(path)
     con = sqlite3.connect(run_dir / "results.sqlite")
     ids = [r[0] for r in con.execute("SELECT point_id FROM points ORDER BY seq")]
@@ -123,7 +124,7 @@ def test_csv_rows(run_dir: Path) -> None:
     assert list(rows) == ids
     r = rows["app/latency=10/r0"]
     assert float(r["slowdown"]) == pytest.approx(1.4)
-    assert float(r["baseline_mean"]) == pytest.approx(1.0)
+    assert float(r["baseline_median"]) == pytest.approx(1.0)
     assert float(r["value"]) == 1.4 and r["status"] == "ok" and r["excluded"] == ""
     assert json.loads(r["knob_values"]) == {"latency": 10}
     assert float(rows["server/latency=100/r1"]["slowdown"]) == pytest.approx(5.0)
@@ -238,3 +239,15 @@ def test_out_dir_not_writable(run_dir: Path, tmp_path: Path) -> None:
     blocker.write_text("a file where the report directory should go")
     expect_error(run_dir, str(blocker / "rep"), "cannot create report directory",
                  out_dir=blocker / "rep")  # fmt: skip
+
+
+def test_interval_and_unfit_model_in_table(tmp_path: Path) -> None:
+    """Six repeats show the median with its order-statistic interval; a model that does not
+    fit says so beside its R² and largest error."""
+    msgs = {"critical_path": 100_000}
+    rows = [Row("w", "baseline", None, r, 1.0, msgs=msgs) for r in range(6)]
+    rows += [Row("w", "latency", 10, r, v, msgs=msgs)
+             for r, v in enumerate([1.1, 1.2, 1.2, 1.3, 1.3, 5.0])]  # fmt: skip
+    html = write_report(make_run(tmp_path, rows)).read_text()
+    assert '1.25 [1.10, 5.00] <span class="n">n=6</span>' in html
+    assert "does not fit, not drawn" in html and "max error ×" in html

@@ -7,13 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from analysis.slowdown import Analysis, Curve, analyse, mean_ci, slowdown_of, t_critical
+from analysis.slowdown import Analysis, Curve, analyse, median_ci, order_ranks, slowdown_of
 from analysis.store import load_run
 from analysis.tests.rundata import Row, app, make_run
 
 pytestmark = pytest.mark.unit
-
-CI3 = 4.303 * 0.1 / math.sqrt(3)  # t(0.975, 2) · s / sqrt(3) for 1.4, 1.5, 1.6
 
 
 @pytest.fixture
@@ -27,30 +25,29 @@ def curve(a: Analysis, knob: str, workload: str) -> Curve:
     return next(c for c in summary.curves if c.workload == workload)
 
 
-def test_t_table() -> None:
-    assert t_critical(1) == 12.706
-    assert t_critical(2) == 4.303
-    assert t_critical(30) == 2.042
-    assert t_critical(35) == 2.042  # conservative: the largest tabulated df below
-    assert t_critical(45) == 2.021
-    assert t_critical(10_000) == 1.980
-    with pytest.raises(ValueError, match="degrees of freedom"):
-        t_critical(0)
+def test_order_ranks() -> None:
+    assert [order_ranks(n) for n in range(1, 6)] == [None] * 5  # no pair reaches 95 %
+    assert order_ranks(6) == (1, pytest.approx(1 - 2 / 64))
+    assert order_ranks(9) == (2, pytest.approx(1 - 2 * 10 / 512))
+    assert order_ranks(17)[0] == 5  # the textbook table: [x_(5), x_(13)], 95.1 %
+    for n in range(6, 60):
+        j, coverage = order_ranks(n)
+        below = sum(math.comb(n, i) for i in range(j + 1)) / 2**n  # one rank further
+        assert coverage >= 0.95 and 1 - 2 * below < 0.95, n
 
 
-def test_mean_ci() -> None:
-    s = mean_ci([1.4, 1.5, 1.6])
-    assert s.n == 3
-    assert s.mean == pytest.approx(1.5)
-    assert s.ci == pytest.approx(CI3)
-    assert s.low == pytest.approx(1.5 - CI3)
-    assert s.high == pytest.approx(1.5 + CI3)
-    two = mean_ci([4.0, 5.0])
-    assert two.ci == pytest.approx(12.706 * math.sqrt(0.5) / math.sqrt(2))
-    one = mean_ci([6.0])
-    assert (one.mean, one.ci, one.n, one.low) == (6.0, None, 1, None)
+def test_median_ci() -> None:
+    s = median_ci([7.0, 1.0, 4.0, 3.0, 6.0, 2.0, 5.0])
+    assert (s.median, s.low, s.high, s.n) == (4.0, 1.0, 7.0, 7)
+    assert s.coverage == pytest.approx(1 - 2 / 128)
+    nine = median_ci([float(v) for v in range(9, 0, -1)])
+    assert (nine.median, nine.low, nine.high) == (5.0, 2.0, 8.0)
+    outlier = median_ci([1.0, 1.1, 0.9, 1.0, 1.05, 137.0])  # one descheduled repeat
+    assert outlier.median == pytest.approx(1.025) and outlier.high == 137.0
+    few = median_ci([4.0, 5.0])
+    assert (few.median, few.low, few.high, few.coverage) == (4.5, None, None, None)
     with pytest.raises(ValueError):
-        mean_ci([])
+        median_ci([])
 
 
 def test_slowdown_of() -> None:
@@ -61,17 +58,15 @@ def test_slowdown_of() -> None:
 def test_time_curve(analysis: Analysis) -> None:
     base = analysis.baselines["app"]
     assert base.values == (0.9, 1.0, 1.1)
-    assert base.mean == pytest.approx(1.0)
+    assert base.median == pytest.approx(1.0)
     c = curve(analysis, "latency", "app")
     assert [cp.x for cp in c.points] == [0.0, 10.0, 100.0]
     assert [cp.baseline for cp in c.points] == [True, False, False]
     b, ten, hundred = (cp.stat for cp in c.points)
-    assert b.mean == pytest.approx(1.0) and b.n == 3
-    assert b.ci == pytest.approx(4.303 * 0.1 / math.sqrt(3))
-    assert ten.mean == pytest.approx(1.5) and ten.n == 3
-    assert ten.ci == pytest.approx(CI3)
-    assert hundred.mean == pytest.approx(6.0) and hundred.n == 1
-    assert hundred.ci is None  # a single repeat has no interval
+    assert b.median == pytest.approx(1.0) and b.n == 3
+    assert ten.median == pytest.approx(1.5) and ten.n == 3
+    assert hundred.median == pytest.approx(6.0) and hundred.n == 1
+    assert (b.low, ten.low, hundred.low) == (None, None, None)  # under six repeats
     assert analysis.slowdown["app/latency=10/r0"] == pytest.approx(1.4)
 
 
@@ -80,16 +75,15 @@ def test_rate_curve(analysis: Analysis) -> None:
     assert c.higher_is_better and c.metric == "ops_per_s"
     assert [cp.x for cp in c.points] == [0.0, 10.0, 100.0]
     b, ten, hundred = (cp.stat for cp in c.points)
-    assert (b.mean, b.ci) == (pytest.approx(1.0), pytest.approx(0.0))
-    assert ten.mean == pytest.approx(2.0) and ten.n == 1  # the invalid repeat is left out
-    assert hundred.mean == pytest.approx(4.5)  # 1000/250 = 4 and 1000/200 = 5
-    assert hundred.ci == pytest.approx(12.706 * math.sqrt(0.5) / math.sqrt(2))
+    assert b.median == pytest.approx(1.0)
+    assert ten.median == pytest.approx(2.0) and ten.n == 1  # the invalid repeat is left out
+    assert hundred.median == pytest.approx(4.5)  # 1000/250 = 4 and 1000/200 = 5
 
 
 def test_bandwidth_has_no_baseline_point(analysis: Analysis) -> None:
     c = curve(analysis, "bandwidth", "app")
     assert [cp.x for cp in c.points] == [10.0, 100.0]
-    assert [cp.stat.mean for cp in c.points] == [pytest.approx(2.0), pytest.approx(1.1)]
+    assert [cp.stat.median for cp in c.points] == [pytest.approx(2.0), pytest.approx(1.1)]
 
 
 def test_excluded_and_no_baseline(analysis: Analysis) -> None:
@@ -148,7 +142,7 @@ def test_sweep_through_zero_keeps_its_own_point(tmp_path: Path) -> None:
     assert summary is not None
     (c,) = summary.curves
     assert [(cp.x, cp.baseline) for cp in c.points] == [(0.0, False), (5.0, False)]
-    assert c.points[0].stat.mean == pytest.approx(1.1)
+    assert c.points[0].stat.median == pytest.approx(1.1)
 
 
 def test_grid_cells(tmp_path: Path) -> None:
@@ -161,6 +155,6 @@ def test_grid_cells(tmp_path: Path) -> None:
     a = analyse(load_run(make_run(tmp_path, rows)).points)
     (cell,) = a.grid
     assert cell.knob_values == kv
-    assert cell.stat.mean == pytest.approx(2.0)
+    assert cell.stat.median == pytest.approx(2.0)
     assert cell.stat.n == 2
     assert a.knobs == ()
