@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from analysis.knobs import knob_info
 from analysis.model import Models
 from analysis.slowdown import Analysis, Curve
 
@@ -50,12 +51,18 @@ def _curve(analysis: Analysis, knob: str, workload_key: str) -> Curve | None:
     return next((c for c in summary.curves if _key(c.workload) == workload_key), None)
 
 
+def _base_x(curve: Curve) -> float:
+    """The knob's value at the baseline: 0 unless the baseline set the knob."""
+    return next((cp.x for cp in curve.points if cp.baseline), 0.0)
+
+
 def _slope(curve: Curve) -> float | None:
-    """Added slowdown per unit of Δ at the largest Δ measured: (s - 1) / Δ."""
+    """Added slowdown per unit of Δ at the largest Δ measured: (s - 1) / Δ, with Δ the
+    swept value minus the baseline's (a baseline emulating the study's network sets it)."""
     far = max((cp for cp in curve.points if not cp.baseline), key=lambda cp: cp.x, default=None)
-    if far is None or far.x <= 0:
+    if far is None or far.x <= _base_x(curve):
         return None
-    return (far.stat.median - 1.0) / far.x
+    return (far.stat.median - 1.0) / (far.x - _base_x(curve))
 
 
 def _slopes(analysis: Analysis, knob: str, keys: Sequence[str] | None = None) -> dict[str, float]:
@@ -137,7 +144,8 @@ def em3d_overhead_underpredicts(analysis: Analysis, models: Models) -> Finding:
     return Finding(
         claim,
         REPRODUCED if ok else NOT_REPRODUCED,
-        f"at Δo = {far.x:g} µs measured ×{far.stat.median:.2f}, model ×{predicted:.2f}",
+        f"at Δo = {far.x - _base_x(curve):g} µs measured ×{far.stat.median:.2f}, "
+        f"model ×{predicted:.2f}",
     )
 
 
@@ -182,6 +190,16 @@ ASSESSMENTS: tuple[Callable[[Analysis, Models], Finding], ...] = (
     fine_grained_gap,
     bulk_insensitive,
 )
+
+
+def judged_baseline(analysis: Analysis) -> str:
+    """Which network the findings were judged from: the stack's own, or the knobs the
+    experiment's baseline set on top of it (e.g. the study's NOW)."""
+    settings = {k: v for base in analysis.baselines.values() for k, v in base.knob_values.items()}
+    if not settings:
+        return "the stack's own performance (no knobs at the baseline)"
+    shown = ", ".join(f"{k} {v:g} {knob_info(k).unit}" for k, v in settings.items())
+    return f"a baseline of {shown}, added on top of the stack's own costs"
 
 
 def assess(analysis: Analysis, models: Models) -> list[Finding]:

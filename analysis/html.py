@@ -18,7 +18,7 @@ from typing import Any
 import yaml
 
 from analysis.figures import FigureFiles
-from analysis.findings import NOT_MEASURED, assess
+from analysis.findings import NOT_MEASURED, assess, judged_baseline
 from analysis.kap import assess_kap, kap_means
 from analysis.knobs import knob_info
 from analysis.model import FIT_RULE, Models
@@ -318,7 +318,8 @@ def _findings(page: Page) -> str:
         for f in found
     )
     return (
-        f"{head}<table><tr><th>finding (Martin et al., ISCA'97)</th><th>here</th>"
+        f'{head}<p class="note">Judged from {e(judged_baseline(page.analysis))}.</p>'
+        f"<table><tr><th>finding (Martin et al., ISCA'97)</th><th>here</th>"
         f"<th>evidence from this run</th></tr>{rows}</table>"
     )
 

@@ -90,3 +90,31 @@ def test_report_shows_the_table_only_when_something_was_measured(tmp_path: Path)
     other = [Row("w", "baseline", None, 0, 1.0), Row("w", "bandwidth", 50, 0, 1.0)]
     html = write_report(make_run(tmp_path / "b", other)).read_text()
     assert "None of the study" in html and "<td>reproduced</td>" not in html
+
+
+def test_study_network_baseline_measures_from_it(tmp_path: Path) -> None:
+    """With a baseline that sets knobs (the study's NOW), slopes are per µs added to it and
+    the table says which baseline it judged."""
+    now = {"overhead": 2.9, "latency": 5.0, "bandwidth": 38.0}
+
+    def at(knob: str, x: float) -> dict[str, float]:
+        return {**now, knob: x}
+
+    rows = [
+        Row("em3d_read", "baseline", None, 0, 1.0, msgs=READ_MSGS, knob_values=now),
+        Row("em3d_read", "overhead", 52.9, 0, 3.0, msgs=READ_MSGS, knob_values=at("overhead", 52.9)),
+        Row("em3d_read", "latency", 105, 0, 2.0, msgs=READ_MSGS, knob_values=at("latency", 105)),
+        Row("radix", "baseline", None, 0, 1.0, knob_values=now),
+        Row("radix", "overhead", 52.9, 0, 4.0, knob_values=at("overhead", 52.9)),
+        Row("radix", "latency", 105, 0, 1.05, knob_values=at("latency", 105)),
+    ]  # fmt: skip
+    f = findings(tmp_path, rows)
+    over = f["Applications are most sensitive to overhead"]
+    assert over.verdict == REPRODUCED
+    assert "radix 0.06" in over.evidence  # (4 - 1) / 50 µs, not / 52.9
+    under = f["The simple overhead model under-predicts EM3D(read)'s run time"]
+    assert under.evidence.startswith("at Δo = 50 µs measured ×3.00")
+    html = write_report(make_run(tmp_path / "r", rows)).read_text()
+    assert "Judged from a baseline of overhead 2.9 µs, latency 5 µs, bandwidth 38 MB/s" in html
+    plain = write_report(make_run(tmp_path / "p", rows_study_like())).read_text()
+    assert "Judged from the stack&#x27;s own performance" in plain
