@@ -100,14 +100,15 @@ def test_study_network_baseline_measures_from_it(tmp_path: Path) -> None:
     def at(knob: str, x: float) -> dict[str, float]:
         return {**now, knob: x}
 
+    em3d = {"msgs": READ_MSGS}
     rows = [
-        Row("em3d_read", "baseline", None, 0, 1.0, msgs=READ_MSGS, knob_values=now),
-        Row("em3d_read", "overhead", 52.9, 0, 3.0, msgs=READ_MSGS, knob_values=at("overhead", 52.9)),
-        Row("em3d_read", "latency", 105, 0, 2.0, msgs=READ_MSGS, knob_values=at("latency", 105)),
+        Row("em3d_read", "baseline", None, 0, 1.0, knob_values=now, **em3d),
+        Row("em3d_read", "overhead", 52.9, 0, 3.0, knob_values=at("overhead", 52.9), **em3d),
+        Row("em3d_read", "latency", 105, 0, 2.0, knob_values=at("latency", 105), **em3d),
         Row("radix", "baseline", None, 0, 1.0, knob_values=now),
         Row("radix", "overhead", 52.9, 0, 4.0, knob_values=at("overhead", 52.9)),
         Row("radix", "latency", 105, 0, 1.05, knob_values=at("latency", 105)),
-    ]  # fmt: skip
+    ]
     f = findings(tmp_path, rows)
     over = f["Applications are most sensitive to overhead"]
     assert over.verdict == REPRODUCED
