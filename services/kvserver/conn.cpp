@@ -139,6 +139,16 @@ void conn_refuse(Conn &c, Metrics &metrics, int status, const char *why)
 	metrics.count_status(status);
 	if (send(c.fd, reply.data(), reply.size(), MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
 		metrics.write_errors.fetch_add(1, std::memory_order_relaxed);
+	/* The request that made the connection readable is unread: read what
+	 * has arrived, without waiting, so close() does not reset the reply. */
+	char buf[4096];
+	for (size_t drained = 0; drained < linger_max;) {
+		ssize_t n = recv(c.fd, buf, sizeof(buf), MSG_DONTWAIT);
+		if (n <= 0)
+			break;
+		drained += static_cast<size_t>(n);
+	}
+	shutdown(c.fd, SHUT_WR);
 	conn_close(c, metrics);
 }
 
