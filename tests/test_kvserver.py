@@ -23,6 +23,7 @@ import os
 import queue
 import random
 import re
+import resource
 import shutil
 import signal
 import socket
@@ -33,7 +34,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import BUILD, run
+from conftest import BUILD, _kill_group, run
 
 pytestmark = pytest.mark.integration
 
@@ -53,9 +54,13 @@ def kvserver_bin() -> Path:
 class Server:
     """loggp-kvserver --port 0 ARGS, up until stop() or kill()."""
 
-    def __init__(self, *args: str) -> None:
+    def __init__(self, *args: str, nofile: int = 0) -> None:
+        def limit() -> None:
+            if nofile:
+                resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
+
         self.proc = subprocess.Popen(
-            [str(kvserver_bin()), "--port", "0", *args],
+            [str(kvserver_bin()), "--port", "0", *args], preexec_fn=limit,
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
         )  # fmt: skip
         self.lines: queue.Queue[str | None] = queue.Queue()
@@ -102,10 +107,7 @@ class Server:
         return json.loads(line)
 
     def kill(self) -> None:
-        try:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
+        _kill_group(self.proc)
         self.proc.wait()
 
 
@@ -113,8 +115,8 @@ class Server:
 def server_factory() -> Iterator:
     started: list[Server] = []
 
-    def make(*args: str) -> Server:
-        s = Server(*args)
+    def make(*args: str, nofile: int = 0) -> Server:
+        s = Server(*args, nofile=nofile)
         started.append(s)
         return s
 
@@ -240,7 +242,8 @@ def test_http10_closes_unless_keep_alive(server_factory) -> None:
     srv = server_factory()
     c = Client(srv.connect())
     c.sock.sendall(b"GET /kv/x HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
-    assert c.reply().status == 404
+    r = c.reply()
+    assert r.status == 404 and r.headers["connection"] == "keep-alive"
     c.sock.sendall(b"GET /kv/x HTTP/1.0\r\n\r\n")
     assert c.reply().status == 404
     assert c.at_eof()
@@ -299,6 +302,17 @@ def test_client_that_disconnects_mid_reply(server_factory) -> None:
     assert r.status == 200 and r.body == big
     summary = srv.stop()
     assert summary["write_errors"] == 1 and summary["status"]["200"] == 9
+
+
+def test_out_of_descriptors_pauses_accepting_and_recovers(server_factory) -> None:
+    srv = server_factory("--threads", "1", nofile=24)
+    crowd = [Client(srv.connect()) for _ in range(40)]  # the kernel queues what is not accepted
+    assert crowd[0].call("GET", "/kv/x").status == 404
+    for c in crowd:
+        c.sock.close()
+    assert Client(srv.connect()).call("GET", "/kv/x").status == 404
+    assert srv.stop()["accepted"] > 24
+    assert "pausing" in (srv.proc.stderr.read() if srv.proc.stderr else "")
 
 
 @pytest.mark.parametrize("q", ["mutex", "lockfree"])

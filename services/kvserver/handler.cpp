@@ -85,6 +85,9 @@ bool Handler::handle(const Request &req, std::string &out)
 		body = std::string("the log refused the write: ") + std::strerror(err) + "\n";
 	else if (status == 404 && body.empty())
 		body = "not found\n";
+	/* An HTTP/1.0 client keeps the connection only when told so. */
+	if (req.http10 && req.keep_alive)
+		extra += "Connection: keep-alive\r\n";
 	metrics_.count_status(status);
 	append_response(out, status, body, req.keep_alive, extra, ctype);
 	return req.keep_alive;

@@ -118,6 +118,7 @@ Parse parse_request(std::string_view buf, const Limits &limits)
 	if (version != "HTTP/1.1" && version != "HTTP/1.0")
 		return reject(505, "only HTTP/1.1 and HTTP/1.0 are served");
 	bool http10 = version == "HTTP/1.0";
+	p.req.http10 = http10;
 	p.req.keep_alive = !http10;
 
 	bool have_length = false;

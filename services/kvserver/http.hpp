@@ -23,6 +23,7 @@ struct Request {
 	std::string_view target;
 	std::string_view body;
 	bool keep_alive = true;	/* HTTP/1.1 unless "Connection: close"; 1.0 only with keep-alive */
+	bool http10 = false;
 };
 
 struct Parse {

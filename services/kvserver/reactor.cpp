@@ -36,7 +36,8 @@ int add(int epfd, int fd, uint32_t events, uint64_t key)
 Reactor::Reactor(int listen_fd, Dispatch dispatch, Metrics &metrics,
 		 std::chrono::milliseconds idle_timeout)
 	: listen_fd_(listen_fd), dispatch_(std::move(dispatch)), metrics_(metrics),
-	  idle_timeout_(idle_timeout)
+	  idle_timeout_(idle_timeout),
+	  scan_period_(std::min(idle_timeout / 4, std::chrono::milliseconds(250)))
 {
 	epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
 	wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
@@ -84,8 +85,14 @@ void Reactor::accept_all()
 		if (fd < 0) {
 			if (errno == EINTR || errno == ECONNABORTED)
 				continue;
-			if (errno != EAGAIN && errno != EWOULDBLOCK)
+			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+				std::fprintf(stderr, "kvserver: accept: %s: pausing for %lld ms\n",
+					     std::strerror(errno),
+					     static_cast<long long>(scan_period_.count()));
+				pause_accept(true);
+			} else if (errno != EAGAIN && errno != EWOULDBLOCK) {
 				std::fprintf(stderr, "kvserver: accept: %s\n", std::strerror(errno));
+			}
 			return;
 		}
 		int one = 1;
@@ -99,6 +106,15 @@ void Reactor::accept_all()
 		metrics_.open.fetch_add(1, std::memory_order_relaxed);
 		conns_.emplace(c->id, std::move(c));
 	}
+}
+
+void Reactor::pause_accept(bool pause)
+{
+	epoll_event ev{};
+	ev.events = pause ? 0u : static_cast<uint32_t>(EPOLLIN);
+	ev.data.u64 = listener_key;
+	if (epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, listen_fd_, &ev) == 0)
+		accept_paused_ = pause;
 }
 
 /* Drops closed connections and closes idle ones past the timeout (all: every
@@ -123,11 +139,10 @@ void Reactor::expire(bool all)
 
 void Reactor::run(const std::atomic<bool> &stopping)
 {
-	auto period = std::min(idle_timeout_ / 4, std::chrono::milliseconds(250));
-	auto next_scan = Conn::Clock::now() + period;
+	auto next_scan = Conn::Clock::now() + scan_period_;
 	epoll_event evs[64];
 	while (!stopping.load(std::memory_order_acquire)) {
-		int n = epoll_wait(epoll_fd_, evs, 64, static_cast<int>(period.count()));
+		int n = epoll_wait(epoll_fd_, evs, 64, static_cast<int>(scan_period_.count()));
 		if (n < 0 && errno != EINTR) {
 			std::fprintf(stderr, "kvserver: epoll_wait: %s\n", std::strerror(errno));
 			break;
@@ -158,7 +173,9 @@ void Reactor::run(const std::atomic<bool> &stopping)
 		}
 		if (Conn::Clock::now() >= next_scan) {
 			expire(false);
-			next_scan = Conn::Clock::now() + period;
+			if (accept_paused_)
+				pause_accept(false);
+			next_scan = Conn::Clock::now() + scan_period_;
 		}
 	}
 	close(listen_fd_);

@@ -9,7 +9,8 @@
  * one thread, which rearm()s it when done.  Every --idle-timeout / 4 (at
  * most 250 ms) the reactor closes the idle connections silent for longer
  * than --idle-timeout and counts them (between requests, or stalled in the
- * middle of one).
+ * middle of one).  Out of file descriptors, it stops watching the listener
+ * until the next check rather than spin on a connection it cannot accept.
  *
  * Threads: run() on one thread; wake() and rearm() from any.  The Reactor
  * must outlive every Conn it accepted.
@@ -46,6 +47,7 @@ public:
 private:
 	void close_fds();
 	void accept_all();
+	void pause_accept(bool pause);
 	void expire(bool all);
 
 	int listen_fd_;
@@ -54,6 +56,8 @@ private:
 	Dispatch dispatch_;
 	Metrics &metrics_;
 	std::chrono::milliseconds idle_timeout_;
+	std::chrono::milliseconds scan_period_;
+	bool accept_paused_ = false;	/* out of descriptors: retried at the next scan */
 	uint64_t next_id_ = 2;	/* 0: the listener, 1: the wake-up */
 	std::unordered_map<uint64_t, std::shared_ptr<Conn>> conns_;	/* run()'s thread only */
 };
