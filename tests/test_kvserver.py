@@ -191,6 +191,27 @@ def metric(text: str, name: str) -> float:
     return float(m.group(1))
 
 
+# --- command line ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "message"),
+    [
+        (["--queue", "spin"], 2, "bad value 'spin' for --queue: expected one of mutex, lockfree"),
+        (["--threads", "0"], 2, "bad value '0' for --threads: expected an integer from 1 to 256"),
+        (["--fsync", "sometimes"], 2, "expected one of always, interval, none"),
+        (["--bogus"], 2, "unknown option --bogus"),
+        (["--log", "/nonexistent/dir/kv.log"], 1, "cannot open log /nonexistent/dir/kv.log"),
+        (["--bind", "localhost"], 1, "--bind 'localhost' is not an IPv4 address"),
+    ],
+)
+def test_bad_options_are_one_clear_line(args: list[str], code: int, message: str) -> None:
+    proc = run([str(kvserver_bin()), "--port", "0", *args], os.environ, timeout=SOCK_TIMEOUT)
+    lines = proc.stderr.splitlines()
+    assert proc.returncode == code and len(lines) == 1, proc.stderr
+    assert lines[0].startswith("loggp-kvserver: ") and message in lines[0]
+
+
 # --- conformance ---------------------------------------------------------------
 
 
@@ -279,10 +300,10 @@ def test_stalled_and_idle_clients_are_dropped_and_counted(server_factory) -> Non
     stalled = Client(srv.connect())
     stalled.sock.sendall(b"PUT /kv/s HTTP/1.1\r\nContent-Length: 10\r\n\r\nabc")
     idle = Client(srv.connect())
+    t0 = time.monotonic()  # before the idle client's last activity
     assert idle.call("GET", "/kv/s").status == 404
-    t0 = time.monotonic()
     assert stalled.at_eof() and idle.at_eof()
-    assert 0.25 < time.monotonic() - t0 < SOCK_TIMEOUT
+    assert 0.3 < time.monotonic() - t0 < SOCK_TIMEOUT
     text = Client(srv.connect()).call("GET", "/metrics").body.decode()
     assert metric(text, "kvserver_stalled_dropped_total") == 1
     assert metric(text, "kvserver_idle_closed_total") == 1
@@ -311,7 +332,7 @@ def test_out_of_descriptors_pauses_accepting_and_recovers(server_factory) -> Non
     for c in crowd:
         c.sock.close()
     assert Client(srv.connect()).call("GET", "/kv/x").status == 404
-    assert srv.stop()["accepted"] > 24
+    assert srv.stop()["accepted"] == 41  # the crowd waited in the backlog, then came in
     assert "pausing" in (srv.proc.stderr.read() if srv.proc.stderr else "")
 
 
