@@ -4,6 +4,7 @@
  * rounding, range, typos, messages, knobs read together, the environment),
  * then what the cases cannot say: buffers, names, params, getenv.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
 
@@ -23,17 +24,6 @@ struct knob_case {
 	const char *expect;
 };
 
-static int case_hex(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* Unescapes the quoted string at *s into dst; advances *s past it. */
 static int case_quoted(const char **s, char *dst, size_t len)
 {
@@ -51,9 +41,11 @@ static int case_quoted(const char **s, char *dst, size_t len)
 				c = '\n';
 			} else if (c == 't') {
 				c = '\t';
-			} else if (c == 'x' && case_hex(p[0]) >= 0 &&
-				   case_hex(p[1]) >= 0) {
-				c = (char)(case_hex(p[0]) * 16 + case_hex(p[1]));
+			} else if (c == 'x' && isxdigit((unsigned char)p[0]) &&
+				   isxdigit((unsigned char)p[1])) {
+				char hex[3] = { p[0], p[1], '\0' };
+
+				c = (char)strtol(hex, NULL, 16);
 				p += 2;
 			} else if (c != '"' && c != '\\') {
 				return -1;
