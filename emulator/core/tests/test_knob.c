@@ -245,7 +245,8 @@ static void test_names(void)
 	CHECK(lgp_setting_env(LGP_SETTING_COUNT) == NULL);
 	CHECK_STR(lgp_knob_name(LGP_KNOB_BULK_GAP), "bulk_gap");
 	CHECK_STR(lgp_knob_env(LGP_KNOB_BULK_GAP), "LOGGP_BULK_GAP");
-	CHECK_STR(lgp_knob_help(LGP_KNOB_OVERHEAD), "sets both overheads");
+	CHECK_STR(lgp_knob_help(LGP_KNOB_OVERHEAD),
+		  "Δo, both Δo_s and Δo_r at once");
 	CHECK(lgp_knob_env(LGP_KNOB_COUNT) == NULL);
 	CHECK(lgp_knob_help(LGP_KNOB_COUNT) == NULL);
 	CHECK_STR(lgp_knob_name(LGP_KNOB_SEND_OVERHEAD), "send_overhead");
