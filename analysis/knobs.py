@@ -1,12 +1,16 @@
 """What the report knows about each knob: its symbol, its unit and how its axis is drawn.
 
-The units are those of the `sweep_value` and `knob_values` columns (docs/results.md): µs for
-the per-message time knobs, ns/B for bulk_gap, MB/s (10^6 bytes per second) for bandwidth.
+All of it comes from the knob registry (loggp.knobs, emulator/core/include/lgp/knobs.def):
+the units are those of the `sweep_value` and `knob_values` columns (docs/results.md), the
+report unit of the knob's family: µs for the per-message time knobs, ns/B for bulk_gap, MB/s
+(10^6 bytes per second) for bandwidth.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from loggp.knobs import Knob
 
 # sweep_knob values that are not knobs
 BASELINE = "baseline"
@@ -24,34 +28,30 @@ class KnobInfo:
     log_x: bool = False  # logarithmic x axis
     decreasing_x: bool = False  # x decreases to the right (worse network to the right)
     baseline_at_zero: bool = True  # a knob absent from the baseline means Δ = 0
+    added: bool = True  # x is an added Δ (a rate is drawn as itself)
 
     @property
     def axis_label(self) -> str:
-        if self.name == "bandwidth":
-            return f"bandwidth ({self.unit})"
+        if not self.added:
+            return f"{self.name} ({self.unit})"
         return f"{self.symbol}: added {self.name.replace('_', ' ')} ({self.unit})"
 
 
-KNOBS: dict[str, KnobInfo] = {
-    k.name: k
-    for k in (
-        KnobInfo("overhead", "Δo", "µs", "Sensitivity to overhead (send and receive)"),
-        KnobInfo("send_overhead", "Δo_s", "µs", "Sensitivity to send overhead"),
-        KnobInfo("recv_overhead", "Δo_r", "µs", "Sensitivity to receive overhead"),
-        KnobInfo("gap", "Δg", "µs", "Sensitivity to gap"),
-        KnobInfo("latency", "ΔL", "µs", "Sensitivity to latency"),
-        KnobInfo("bulk_gap", "ΔG", "ns/B", "Sensitivity to bulk gap"),
-        KnobInfo(
-            "bandwidth",
-            "BW",
-            "MB/s",
-            "Sensitivity to bandwidth",
-            log_x=True,
-            decreasing_x=True,
-            baseline_at_zero=False,  # the baseline has unlimited bandwidth: no x position
-        ),
+def _info(knob: Knob) -> KnobInfo:
+    rate = knob.family.inverse  # the baseline's rate is unlimited: it has no x position
+    return KnobInfo(
+        knob.value,
+        knob.row.symbol,
+        knob.family.report_label,
+        f"Sensitivity to {knob.row.what}",
+        log_x=rate,
+        decreasing_x=rate,
+        baseline_at_zero=not rate,
+        added=not rate,
     )
-}
+
+
+KNOBS: dict[str, KnobInfo] = {k.value: _info(k) for k in Knob}
 
 # Order of the figures and tables: the study's order, unknown knobs after, by name.
 KNOB_ORDER = tuple(KNOBS)

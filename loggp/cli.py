@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import sys
 import tempfile
@@ -29,7 +30,7 @@ from loggp.calibrate import DEFAULT_TIMEOUT_S, compare, run_calibrate
 from loggp.commands import cmd_report, cmd_run, cmd_show
 from loggp.demo import DEFAULT_PROVIDER, POINT_TIMEOUT_S, run_demo
 from loggp.errors import LoggpError, UsageError
-from loggp.knobs import Knob, KnobSet
+from loggp.knobs import Knob, KnobSet, inherited_knob_env
 from loggp.proc import run_foreground
 from loggp.provenance import provenance
 from loggp.shim import calibrate_binary, process_env, shim_library
@@ -50,9 +51,11 @@ class _Parser(argparse.ArgumentParser):
 def _add_knob_options(p: argparse.ArgumentParser) -> None:
     group = p.add_argument_group("LogGP knobs (values need units; unset knobs are zero)")
     for knob in Knob:
-        metavar = {Knob.BULK_GAP: "TIME/B", Knob.BANDWIDTH: "RATE"}.get(knob, "TIME")
         group.add_argument(
-            knob.option, dest=knob.value, metavar=metavar, help=f"sets {knob.env}; {knob.forms}"
+            knob.option,
+            dest=knob.value,
+            metavar=knob.family.metavar,
+            help=f"{knob.help}; sets {knob.env}; {knob.forms}",
         )
 
 
@@ -142,7 +145,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="run a command beneath the shim",
         description="Run CMD beneath the libfabric shim with the given knobs and "
         "return its exit status.  LOGGP_* knobs inherited from the environment "
-        "are dropped: only the options given here apply.",
+        "are dropped (one line on stderr says which): only the options given here "
+        "apply.  An unknown LOGGP_* variable is refused, as the shim refuses it.",
     )
     _add_knob_options(p)
     p.add_argument(
@@ -216,6 +220,13 @@ def cmd_exec(args: argparse.Namespace) -> int:
     if not argv:
         raise UsageError("exec: no command given (usage: loggp exec [knob options] -- CMD...)")
     env = process_env(knobs, stats_file=args.stats)
+    inherited = inherited_knob_env(os.environ)
+    if inherited:
+        print(
+            f"loggp: exec: dropping inherited {', '.join(inherited)}: "
+            "only the knob options given here apply",
+            file=sys.stderr,
+        )
     return run_foreground(argv, env, args.timeout, f"command '{argv[0]}'")
 
 

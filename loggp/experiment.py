@@ -33,7 +33,7 @@ from pydantic import (
 )
 
 from loggp.errors import LoggpError
-from loggp.knobs import Knob, KnobSet, parse_knob
+from loggp.knobs import Knob, KnobSet, conflict, parse_knob
 from loggp.yamlpos import Located, Path_, load_located
 
 SCHEMA_VERSION = 1
@@ -43,8 +43,6 @@ _DURATION_RE = re.compile(r"([0-9]+(?:\.[0-9]+)?) ?(ms|s|min|h)")
 _DURATION_SCALE = {"ms": 1e-3, "s": 1.0, "min": 60.0, "h": 3600.0}
 _NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 _PREFIX_RE = re.compile(r"[a-z][a-z0-9]{0,9}")
-# o is CPU time in the sender and receiver: a packet emulator cannot add it.
-_NOT_ON_WIRE = ("overhead", "send_overhead", "recv_overhead")
 
 
 class ExperimentError(LoggpError):
@@ -287,11 +285,12 @@ def _check_knob_values(located: Located, source: str) -> None:
             knob = _knob_name(raw)
         except ValueError as e:
             raise fail(path, str(e)) from None
-        if on_wire and knob in _NOT_ON_WIRE:
+        if on_wire and not Knob(knob).applies_on("wire"):
+            *rest, last = [k.value for k in Knob if k.applies_on("wire")]
             raise fail(
                 path,
                 f"knob '{knob}' has no meaning on the wire (o is CPU time in the hosts): "
-                "shim wire takes latency, gap, bulk_gap or bandwidth; sweep overhead "
+                f"shim wire takes {', '.join(rest)} or {last}; sweep overhead "
                 "with shim: fabric",
             )
         return knob
@@ -352,9 +351,11 @@ def _check_knob_values(located: Located, source: str) -> None:
                 f"expected a list of {knob} values with units, or a range "
                 "{from, to, steps, scale}",
             )
-    if "bulk_gap" in names and "bandwidth" in names:
+    pair = conflict(names)
+    if pair is not None:
         raise fail(
-            ("sweep", "knobs"), "sweep bulk_gap or bandwidth, not both (one is the other's inverse)"
+            ("sweep", "knobs"),
+            f"sweep {pair[0]} or {pair[1]}, not both (one is the other's inverse)",
         )
 
 

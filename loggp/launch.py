@@ -25,7 +25,7 @@ from pathlib import Path
 
 from loggp.errors import LoggpError
 from loggp.experiment import Experiment, Workload
-from loggp.knobs import KnobSet
+from loggp.knobs import KnobSet, check_env
 from loggp.netns import tool
 from loggp.shim import REPO_ROOT, build_dir, process_env
 from loggp.testbed import State, TestbedError, host_addr, host_ns, require, workload_cpus
@@ -199,6 +199,7 @@ def _mpi_argv(exp: Experiment, w: Workload, env: dict[str, str], point_dir: Path
 
 def preflight(exp: Experiment, exp_dir: Path | None) -> None:
     """Fails before anything runs if a point could not be launched here."""
+    check_env(os.environ)  # a LOGGP_* typo would make every point refuse to run
     _check_supported(exp)
     for w in exp.workloads:
         find_program(w.program, exp_dir)

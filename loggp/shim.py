@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from loggp.errors import ShimNotFoundError
-from loggp.knobs import KnobSet, without_knob_env
+from loggp.knobs import KnobSet, check_env, without_knob_env
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SHIM_LIB = "libloggp-fi.so"
@@ -61,8 +61,11 @@ def process_env(
 ) -> dict[str, str]:
     """The whole environment of a process: base (default os.environ) without inherited
     LOGGP_* knobs, plus the shim and knobs, or, with knobs None, no shim at all (the
-    unshimmed baseline; FI_HOOK is removed too)."""
-    env = without_knob_env(os.environ if base is None else base)
+    unshimmed baseline; FI_HOOK is removed too).  KnobError for a LOGGP_* variable of base
+    that the shim would refuse (an unknown name, a bad setting)."""
+    base = os.environ if base is None else base
+    check_env(base)
+    env = without_knob_env(base)
     if knobs is None:
         env.pop("FI_HOOK", None)
         return env

@@ -15,9 +15,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from loggp.experiment import Experiment, Range, Workload
-from loggp.knobs import FS_PER_NS, Knob, KnobSet, parse_knob
-
-_RATE_TEXT = Decimal(1_000_000)  # bandwidth ranges are written in MB/s
+from loggp.knobs import FS_PER_S, Knob, KnobSet, in_report_unit, parse_knob
 
 
 @dataclass(frozen=True)
@@ -52,21 +50,15 @@ class Point:
 
 
 def report_value(knob: str, text: str) -> float:
-    """A knob's value in the report's unit: us for times, ns/B for bulk_gap, MB/s for
-    bandwidth (docs/results.md)."""
-    k = Knob.lookup(knob)
-    raw = parse_knob(k, text)
-    if k is Knob.BULK_GAP:
-        return raw / FS_PER_NS
-    if k is Knob.BANDWIDTH:
-        return 1e9 / raw  # fs per byte -> MB/s
-    return raw / 1000.0
+    """A knob's value in the report's unit of its family: us for times, ns/B for bulk_gap,
+    MB/s for bandwidth (docs/results.md)."""
+    return in_report_unit(knob, parse_knob(knob, text))
 
 
 def _exact(knob: Knob, text: str) -> int:
     """The value in an exact integer unit for interpolation: ns, fs/B, or B/s."""
-    if knob is Knob.BANDWIDTH:
-        return round(10**15 / parse_knob(knob, text))
+    if knob.family.inverse:
+        return round(FS_PER_S / parse_knob(knob, text))
     return parse_knob(knob, text)
 
 
@@ -78,10 +70,9 @@ def _decimal(d: Decimal) -> str:
 
 def _text(knob: Knob, value: int) -> str:
     """Text with a unit that the shim parses back to value (bandwidth to within rounding)."""
-    if knob is Knob.BULK_GAP:
-        return _decimal(Decimal(value) / FS_PER_NS) + "ns/B"
-    if knob is Knob.BANDWIDTH:
-        return _decimal(Decimal(value) / _RATE_TEXT) + "MB/s"
+    family = knob.family
+    if not knob.is_time:  # in the report unit: ns/B, MB/s
+        return _decimal(Decimal(value) / family.units[family.report_unit]) + family.report_unit
     if value % 1000 == 0:
         return f"{value // 1000}us"
     return f"{value}ns"
@@ -132,8 +123,8 @@ def _settings(exp: Experiment) -> list[tuple[str, float | None, KnobSet]]:
     for knob, values in swept.items():
         for text in values:
             setting = {**base, knob: text}
-            if knob in ("bulk_gap", "bandwidth"):
-                setting.pop("bandwidth" if knob == "bulk_gap" else "bulk_gap", None)
+            for other in Knob(knob).excludes:
+                setting.pop(other.value, None)
             out.append((knob, report_value(knob, text), KnobSet.parse(setting)))
     return out
 

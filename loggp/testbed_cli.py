@@ -15,7 +15,7 @@ from rich.table import Table
 
 from loggp import testbed
 from loggp.errors import KnobError, UsageError
-from loggp.knobs import Knob, parse_knob
+from loggp.knobs import Knob, conflict, parse_knob
 
 # option -> (wire key, knob whose forms it takes); jitter is a time like latency.
 _TIME_OPTIONS = {
@@ -50,8 +50,11 @@ def wire_knobs(args: argparse.Namespace) -> dict[str, Any]:
                 f"bad value '{text}' for {_option(key)}: expected {knob.forms}"
             ) from None
         out[key] = text
-    if "bandwidth" in out and "bulk_gap" in out:
-        raise KnobError("give --bandwidth or --bulk-gap, not both (one is the other's inverse)")
+    pair = conflict(k for k in out if k in set(Knob))  # jitter is no LogGP knob
+    if pair is not None:
+        raise KnobError(
+            f"give {pair[1].option} or {pair[0].option}, not both (one is the other's inverse)"
+        )
     for key in _COUNT_OPTIONS:
         text = getattr(args, key)
         if text is None:

@@ -20,7 +20,7 @@ DEFAULT_TIMEOUT_S = 5.0
 _MAX_RESPONSE = 1 << 20
 
 # Knobs the wire emulates (o has no meaning on the wire); jitter and loss are wire-only.
-WIRE_KNOBS = (Knob.GAP, Knob.LATENCY, Knob.BULK_GAP, Knob.BANDWIDTH)
+WIRE_KNOBS = tuple(k for k in Knob if k.applies_on("wire"))
 
 
 class WireControlError(LoggpError):
@@ -114,8 +114,8 @@ def set_request(knobs: KnobSet, *, full: bool, port: int | None = None) -> dict[
     if full:
         req.update({"latency": "0ns", "gap": "0ns", "bulk_gap": "0ns/B"})
     for name, text in given.items():
-        if name == "bandwidth":
-            req.pop("bulk_gap", None)
+        for other in Knob(name).excludes:
+            req.pop(other.value, None)
         req[name] = text
     return req
 

@@ -106,13 +106,18 @@ BAD_KNOBS = [
         {"LOGGP_BULK_GAP": "1ns/B", "LOGGP_BANDWIDTH": "1GB/s"},
         r"LOGGP_(BULK_GAP|BANDWIDTH).*LOGGP_(BULK_GAP|BANDWIDTH)",
     ),
+    (
+        {"LOGGP_LATENCCY": "10us"},
+        r"^loggp: unknown variable LOGGP_LATENCCY: did you mean LOGGP_LATENCY\?$",
+    ),
+    ({"LOGGP_CLOCK": "hpet"}, r"^loggp: bad value 'hpet' for LOGGP_CLOCK: expected tsc or"),
 ]
 
 
 @pytest.mark.parametrize(
     ("raw", "pattern"),
     BAD_KNOBS,
-    ids=["no_unit", "negative", "unit_typo", "zero_bw", "bulk_and_bw"],
+    ids=["no_unit", "negative", "unit_typo", "zero_bw", "bulk_and_bw", "name_typo", "clock"],
 )
 def test_bad_knob_refused(fi_pingpong_bin, shim, raw, pattern) -> None:
     """Both sides exit non-zero; the side that reaches fi_domain first names

@@ -47,6 +47,13 @@
 #include "calib_oob.h"
 #include "calib_report.h"
 
+#ifdef CALIB_HAVE_LGP_CORE
+#include <lgp/env.h>
+#include <lgp/knob.h>
+
+extern char **environ;
+#endif
+
 #define CALIB_DEFAULT_PORT 47600
 #define CALIB_MAX_MSG (64UL << 20)
 
@@ -286,6 +293,15 @@ int main(int argc, char **argv)
 		return 2;
 	server = !opts.server_host;
 #ifdef CALIB_HAVE_LGP_CORE
+	{
+		char err[LGP_KNOB_ERRLEN];
+
+		/* A LOGGP_* typo is refused here as the shim refuses it. */
+		if (lgp_env_check(environ, err, sizeof(err))) {
+			calib_err("%s", err);
+			return 2;
+		}
+	}
 	if (lgp_clock_init()) {
 		calib_err("bad LOGGP_CLOCK value: expected tsc or monotonic");
 		return 2;

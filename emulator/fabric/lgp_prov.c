@@ -6,94 +6,59 @@
  * as a hook; FI_HOOK=loggp selects it.  Knobs come from LOGGP_<KNOB>; each
  * is also declared as a libfabric parameter (FI_OFI_HOOK_LOGGP_<KNOB>,
  * listed by `fi_info -e`) and read from there when LOGGP_<KNOB> is unset.
+ * Names, forms and help come from the registry (lgp/knobs.def), the
+ * parsing and the environment check from lgp_core.
  */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <lgp/clock.h>
+#include <lgp/env.h>
 
 #include "lgp_fi.h"
 
 static struct lgp_config lgp_cfg;
 static pthread_once_t lgp_cfg_once = PTHREAD_ONCE_INIT;
 
-static const char *const lgp_param_names[LGP_KNOB_COUNT] = {
-	[LGP_KNOB_OVERHEAD] = "overhead",
-	[LGP_KNOB_SEND_OVERHEAD] = "send_overhead",
-	[LGP_KNOB_RECV_OVERHEAD] = "recv_overhead",
-	[LGP_KNOB_GAP] = "gap",
-	[LGP_KNOB_LATENCY] = "latency",
-	[LGP_KNOB_BULK_GAP] = "bulk_gap",
-	[LGP_KNOB_BANDWIDTH] = "bandwidth",
-};
+extern char **environ;
 
-/* LOGGP_<KNOB>, the environment variable of a knob. */
-static void lgp_knob_envname(enum lgp_knob knob, char *envname, size_t len)
+/* A knob's text: LOGGP_<KNOB>, else the libfabric parameter of its name. */
+static const char *lgp_knob_text(enum lgp_knob knob, void *ctx)
 {
-	size_t i;
-
-	snprintf(envname, len, "LOGGP_%s", lgp_param_names[knob]);
-	for (i = 0; envname[i]; i++)
-		envname[i] = (char) (envname[i] >= 'a' && envname[i] <= 'z' ?
-				     envname[i] - 'a' + 'A' : envname[i]);
-}
-
-static const char *lgp_knob_text(enum lgp_knob knob, char *envname, size_t len)
-{
-	const char *v;
+	const char *v = getenv(lgp_knob_env(knob));
 	char *pv = NULL;
 
-	lgp_knob_envname(knob, envname, len);
-	v = getenv(envname);
 	if (v)
 		return v;
-	if (fi_param_get_str(&lgp_prov, lgp_param_names[knob], &pv) == FI_SUCCESS)
+	if (fi_param_get_str(&lgp_prov, lgp_knob_name(knob), &pv) == FI_SUCCESS)
 		return pv;
 	return NULL;
 }
 
+/*
+ * A LOGGP_* name that is not in the registry, a setting's bad value or a
+ * knob's bad value all leave c->error set: the shim then refuses to run.
+ */
 static void lgp_config_load(void)
 {
 	struct lgp_config *c = &lgp_cfg;
-	const char *text, *sf, *pt;
-	char envname[64], err[LGP_KNOB_ERRLEN];
-	uint64_t v;
-	int k, ret, have_bulk = 0;
+	const char *sf, *pt;
+	int ret;
 
 	memset(c, 0, sizeof(*c));
-	for (k = 0; k < LGP_KNOB_COUNT; k++) {
-		text = lgp_knob_text(k, envname, sizeof(envname));
-		if (!text)
-			continue;
-		ret = lgp_knob_parse(k, text, &v, err, sizeof(err));
-		if (!ret && (k == LGP_KNOB_BULK_GAP || k == LGP_KNOB_BANDWIDTH) &&
-		    have_bulk++) {
-			snprintf(err, sizeof(err),
-				 "bad value '%s' for LOGGP_%s: expected "
-				 "LOGGP_BANDWIDTH or LOGGP_BULK_GAP, not both",
-				 text, k == LGP_KNOB_BANDWIDTH ? "BANDWIDTH" : "BULK_GAP");
-			ret = -EINVAL;
-		}
-		if (ret) {
-			c->error = ret;
-			snprintf(c->errmsg, sizeof(c->errmsg), "%s", err);
-			return;
-		}
-		lgp_params_set(&c->params, k, v);
-	}
-	c->active = lgp_params_active(&c->params);
-	pt = getenv("LOGGP_PROGRESS_THREAD");
-	c->progress_idle = !pt || !strcmp(pt, "idle");
-	if (pt && !c->progress_idle && strcmp(pt, "normal")) {
-		c->error = -EINVAL;
-		snprintf(c->errmsg, sizeof(c->errmsg),
-			 "bad value '%.64s' for LOGGP_PROGRESS_THREAD: expected idle or normal",
-			 pt);
+	ret = lgp_env_check(environ, c->errmsg, sizeof(c->errmsg));
+	if (!ret)
+		ret = lgp_params_read(&c->params, lgp_knob_text, NULL,
+				      c->errmsg, sizeof(c->errmsg));
+	if (ret) {
+		c->error = ret;
 		return;
 	}
-	sf = getenv("LOGGP_STATS_FILE");
+	c->active = lgp_params_active(&c->params);
+	pt = getenv(lgp_setting_env(LGP_SETTING_PROGRESS_THREAD));
+	c->progress_idle = !pt || !strcmp(pt, "idle");
+	sf = getenv(lgp_setting_env(LGP_SETTING_STATS_FILE));
 	if (sf)
 		snprintf(c->stats_file, sizeof(c->stats_file), "%s", sf);
 	if (c->active)
@@ -133,16 +98,15 @@ static void __attribute__((destructor)) lgp_prov_fini(void)
 
 FI_EXT_INI
 {
-	char help[512], envname[64];
+	char help[512];
 	int k;
 
 	for (k = 0; k < LGP_KNOB_COUNT; k++) {
-		lgp_knob_envname(k, envname, sizeof(envname));
 		snprintf(help, sizeof(help),
-			 "LogGP %s added by the loggp shim (also %s, which "
-			 "wins); accepted: %s", lgp_param_names[k], envname,
-			 lgp_knob_forms(k));
-		fi_param_define(&lgp_prov, lgp_param_names[k], FI_PARAM_STRING,
+			 "LogGP %s added by the loggp shim: %s (also %s, which "
+			 "wins); accepted: %s", lgp_knob_name(k),
+			 lgp_knob_help(k), lgp_knob_env(k), lgp_knob_forms(k));
+		fi_param_define(&lgp_prov, lgp_knob_name(k), FI_PARAM_STRING,
 				"%s", help);
 	}
 	return &lgp_prov;

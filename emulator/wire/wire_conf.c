@@ -66,7 +66,8 @@ err:
 int wire_conf_parse(struct wire_conf *c, int argc, char **argv, char *err,
 		    size_t errlen)
 {
-	int i, k, bw = 0, bulk = 0;
+	unsigned int given = 0;
+	int i, k;
 	const char *opt, *val;
 	char name[64];
 	size_t nl;
@@ -133,8 +134,7 @@ int wire_conf_parse(struct wire_conf *c, int argc, char **argv, char *err,
 					      errlen);
 			if (rc)
 				return rc;
-			bw |= k == WIRE_KNOB_BANDWIDTH;
-			bulk |= k == WIRE_KNOB_BULK_GAP;
+			given |= WIRE_KNOB_BIT(k);
 		} else if (!strcmp(name, "--mode")) {
 			if (!strcmp(val, "switch")) {
 				c->mode = WIRE_MODE_SWITCH;
@@ -187,11 +187,9 @@ int wire_conf_parse(struct wire_conf *c, int argc, char **argv, char *err,
 			}
 		}
 	}
-	if (bw && bulk) {
-		snprintf(err, errlen, "--bandwidth and --bulk-gap set the same "
-			 "knob: give one of them, not both");
-		return -EINVAL;
-	}
+	rc = wire_shape_conflict(given, 1, err, errlen);
+	if (rc)
+		return rc;
 	if (c->shape.queue_pkts > WIRE_MAX_CAPACITY) {
 		snprintf(err, errlen, "bad value '%llu' for --queue-pkts: "
 			 "expected 1 to %llu",

@@ -148,7 +148,7 @@ static void wire_ctl_set(struct wire_state *st, const struct wire_json_obj *o,
 {
 	struct wire_shape s[1];
 	char err[WIRE_CTL_ERRLEN];
-	unsigned int port = 0, first, last, i, j;
+	unsigned int port = 0, first, last, i, j, given = 0;
 	const struct wire_json_member *m;
 	int all = 1, k;
 
@@ -158,11 +158,13 @@ static void wire_ctl_set(struct wire_state *st, const struct wire_json_obj *o,
 			goto err;
 		all = 0;
 	}
-	if (wire_json_get(o, "bandwidth") && wire_json_get(o, "bulk_gap")) {
-		snprintf(err, sizeof(err), "bandwidth and bulk_gap set the same "
-			 "knob: give one of them, not both");
-		goto err;
+	for (j = 0; j < o->n; j++) {
+		k = wire_knob_by_key(o->m[j].key);
+		if (k >= 0)
+			given |= WIRE_KNOB_BIT(k);
 	}
+	if (wire_shape_conflict(given, 0, err, sizeof(err)))
+		goto err;
 	for (j = 0; j < o->n; j++) {
 		m = &o->m[j];
 		if (!strcmp(m->key, "cmd") || !strcmp(m->key, "port"))

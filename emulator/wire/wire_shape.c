@@ -15,19 +15,24 @@ struct wire_knob_desc {
 	const char *key;
 	const char *option;
 	enum wire_knob_kind kind;
+	int lgp;		/* the LogGP knob it is, or -1 (wire only) */
 };
 
 static const struct wire_knob_desc wire_knobs[WIRE_KNOB_COUNT] = {
-	[WIRE_KNOB_LATENCY] = { "latency", "--latency", WIRE_KIND_UNIT },
-	[WIRE_KNOB_JITTER] = { "jitter", "--jitter", WIRE_KIND_UNIT },
-	[WIRE_KNOB_GAP] = { "gap", "--gap", WIRE_KIND_UNIT },
-	[WIRE_KNOB_BANDWIDTH] = { "bandwidth", "--bandwidth", WIRE_KIND_UNIT },
-	[WIRE_KNOB_BULK_GAP] = { "bulk_gap", "--bulk-gap", WIRE_KIND_UNIT },
-	[WIRE_KNOB_BURST] = { "burst", "--burst", WIRE_KIND_UINT },
-	[WIRE_KNOB_QUEUE_PKTS] = { "queue_pkts", "--queue-pkts", WIRE_KIND_UINT },
+	[WIRE_KNOB_LATENCY] = { "latency", "--latency", WIRE_KIND_UNIT,
+				LGP_KNOB_LATENCY },
+	[WIRE_KNOB_JITTER] = { "jitter", "--jitter", WIRE_KIND_UNIT, -1 },
+	[WIRE_KNOB_GAP] = { "gap", "--gap", WIRE_KIND_UNIT, LGP_KNOB_GAP },
+	[WIRE_KNOB_BANDWIDTH] = { "bandwidth", "--bandwidth", WIRE_KIND_UNIT,
+				  LGP_KNOB_BANDWIDTH },
+	[WIRE_KNOB_BULK_GAP] = { "bulk_gap", "--bulk-gap", WIRE_KIND_UNIT,
+				 LGP_KNOB_BULK_GAP },
+	[WIRE_KNOB_BURST] = { "burst", "--burst", WIRE_KIND_UINT, -1 },
+	[WIRE_KNOB_QUEUE_PKTS] = { "queue_pkts", "--queue-pkts", WIRE_KIND_UINT,
+				   -1 },
 	[WIRE_KNOB_QUEUE_BYTES] = { "queue_bytes", "--queue-bytes",
-				    WIRE_KIND_UINT },
-	[WIRE_KNOB_LOSS] = { "loss", "--loss", WIRE_KIND_PROB },
+				    WIRE_KIND_UINT, -1 },
+	[WIRE_KNOB_LOSS] = { "loss", "--loss", WIRE_KIND_PROB, -1 },
 };
 
 void wire_shape_default(struct wire_shape *s)
@@ -82,6 +87,37 @@ const char *wire_knob_keys(void)
 {
 	return "latency, jitter, gap, bandwidth, bulk_gap, burst, "
 	       "queue_pkts, queue_bytes, loss";
+}
+
+/* The wire knob that is LogGP knob lk; -1 if the wire has none. */
+static int wire_knob_by_lgp(int lk)
+{
+	int k;
+
+	for (k = 0; k < WIRE_KNOB_COUNT; k++)
+		if (wire_knobs[k].lgp == lk)
+			return k;
+	return -1;
+}
+
+int wire_shape_conflict(unsigned int given, int by_option, char *err,
+			size_t errlen)
+{
+	enum lgp_knob first, second;
+	unsigned int lgp_given = 0;
+	int k, a, b;
+
+	for (k = 0; k < WIRE_KNOB_COUNT; k++)
+		if ((given & WIRE_KNOB_BIT(k)) && wire_knobs[k].lgp >= 0)
+			lgp_given |= LGP_KNOB_BIT(wire_knobs[k].lgp);
+	if (!lgp_knob_conflict(lgp_given, &first, &second))
+		return 0;
+	a = wire_knob_by_lgp(second);
+	b = wire_knob_by_lgp(first);
+	snprintf(err, errlen, "%s and %s set the same knob: give one of them, "
+		 "not both", by_option ? wire_knobs[a].option : wire_knobs[a].key,
+		 by_option ? wire_knobs[b].option : wire_knobs[b].key);
+	return -EINVAL;
 }
 
 /* The offending text as shown in an error: cut, and printable only. */

@@ -7,7 +7,10 @@
  * new one.  The same knob table serves the command line ("--queue-pkts")
  * and the control socket ("queue_pkts") so both accept the same forms
  * and report the same errors; time and bandwidth values are parsed by
- * lgp_knob_parse() from lgp_core, exactly like the fabric shim.
+ * lgp_knob_parse() from lgp_core, exactly like the fabric shim, and the
+ * knobs that are LogGP knobs (latency, gap, bandwidth, bulk_gap) follow
+ * the registry's exclusion (lgp/knobs.def).  jitter, burst, the queue
+ * limits and loss are the wire's own.
  *
  * Errors are one line: "bad value '<text>' for <name>: expected <forms>".
  */
@@ -74,6 +77,18 @@ int wire_knob_by_key(const char *key);
 int wire_knob_by_option(const char *opt);
 /* "latency, jitter, ..." for error messages. */
 const char *wire_knob_keys(void);
+
+/* A set of knobs, e.g. those one request gives. */
+#define WIRE_KNOB_BIT(k) (1U << (k))
+
+/*
+ * The registry's exclusion (lgp_knob_conflict()) over the LogGP knobs in
+ * given: 0, or -EINVAL with one line in err naming the two knobs by their
+ * options (by_option) or control keys, e.g.
+ *   --bandwidth and --bulk-gap set the same knob: give one of them, not both
+ */
+int wire_shape_conflict(unsigned int given, int by_option, char *err,
+			size_t errlen);
 
 /*
  * Parse text as a value of knob k and store it in *s.  name is how the

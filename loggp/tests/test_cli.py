@@ -66,6 +66,32 @@ def test_exec_env(fake_build: Path, tmp_path: Path) -> None:
     assert env["FI_PROVIDER_PATH"] == str(fake_build / "emulator" / "fabric")
     assert env["LOGGP_STATS_FILE"] == str(tmp_path / "s.jsonl")
     assert "LOGGP_GAP" not in env
+    assert one_line(res.stderr) == (
+        "loggp: exec: dropping inherited LOGGP_GAP: only the knob options given here apply"
+    )
+
+
+def test_exec_says_nothing_without_inherited_knobs(fake_build: Path) -> None:
+    res = loggp("exec", "--gap", "1us", "--", "true")
+    assert res.returncode == 0 and res.stderr == ""
+
+
+@pytest.mark.parametrize(
+    ("var", "value", "message"),
+    [
+        ("LOGGP_LATENCCY", "10us", "unknown variable LOGGP_LATENCCY: did you mean LOGGP_LATENCY?"),
+        ("LOGGP_CLOCK", "hpet", "bad value 'hpet' for LOGGP_CLOCK: expected tsc or monotonic"),
+    ],
+)
+def test_exec_refuses_what_the_shim_refuses(
+    fake_build: Path, tmp_path: Path, var: str, value: str, message: str
+) -> None:
+    """An unknown LOGGP_* name or a bad setting stops loggp exec before the command starts."""
+    marker = tmp_path / "ran"
+    res = loggp("exec", "--", "touch", str(marker), env_extra={var: value})
+    assert res.returncode == 2
+    assert one_line(res.stderr) == f"loggp: {message}"
+    assert not marker.exists()
 
 
 def test_exec_passes_options_to_command(fake_build: Path) -> None:

@@ -1,204 +1,122 @@
-"""Knob parsing, mirrored from the C parser's unit test (emulator/core/tests/test_knob.c).
-
-The table below is that test's table, case for case, so the CLI accepts exactly what the shim
-accepts and rejects the rest with the same message.
+"""Knob parsing and the registry: every case of the file the C parser's test runs too
+(emulator/core/tests/knob_cases.txt), so the CLI accepts exactly what the shim accepts and
+rejects the rest with the same message; then what only Python has.
 """
 
 from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
 
 import pytest
 
 from loggp.errors import KnobError
 from loggp.knobs import (
+    REGISTRY_FILE,
     UINT64_MAX,
     Knob,
     KnobSet,
     Params,
+    RegistryError,
+    check_env,
+    closest_env,
+    conflict,
+    inherited_knob_env,
+    load_registry,
     parse_knob,
+    registry_path,
     without_knob_env,
 )
 
 pytestmark = pytest.mark.unit
 
-INVALID = "invalid"
-RANGE = "range"
-
-# (knob, text, error or None, value in ns or fs/B)
-CASES = [
-    ("latency", "0ns", None, 0),
-    ("latency", "0s", None, 0),
-    ("latency", "10ns", None, 10),
-    ("latency", "10us", None, 10000),
-    ("latency", "2.5us", None, 2500),
-    ("latency", "2.5ms", None, 2500000),
-    ("latency", "1s", None, 1000000000),
-    ("latency", "007us", None, 7000),
-    ("latency", "0.5ns", None, 1),
-    ("latency", "0.4ns", None, 0),
-    ("latency", "0.0000000015s", None, 2),
-    ("latency", "0.000000001s", None, 1),
-    ("latency", "10 us", None, 10000),
-    ("gap", "1.25us", None, 1250),
-    ("overhead", "100us", None, 100000),
-    ("send_overhead", "3ms", None, 3000000),
-    ("recv_overhead", "4s", None, 4000000000),
-    ("latency", "1.0000000000000000000001us", None, 1000),
-    ("latency", "0.0000000000000000009s", None, 0),
-    ("latency", "18446744073709551615ns", None, UINT64_MAX),
-    ("latency", "18446744073709551615.4ns", None, UINT64_MAX),
-    ("latency", "18446744073.709551615s", None, UINT64_MAX),
-    ("latency", "18446744073709551615.5ns", RANGE, 0),
-    ("latency", "18446744073709551616ns", RANGE, 0),
-    ("latency", "18446744074s", RANGE, 0),
-    ("latency", "99999999999999999999999999999999999999999s", RANGE, 0),
-    ("latency", "", INVALID, 0),
-    ("latency", "0", INVALID, 0),
-    ("latency", "5", INVALID, 0),
-    ("latency", "us", INVALID, 0),
-    ("latency", "10u", INVALID, 0),
-    ("latency", "10uss", INVALID, 0),
-    ("latency", "10US", INVALID, 0),
-    ("latency", "10 ms ", INVALID, 0),
-    ("latency", "10  us", INVALID, 0),
-    ("latency", " 10us", INVALID, 0),
-    ("latency", "10us ", INVALID, 0),
-    ("latency", "10us\n", INVALID, 0),
-    ("latency", "-5us", INVALID, 0),
-    ("latency", "+5us", INVALID, 0),
-    ("latency", "1e3us", INVALID, 0),
-    ("latency", "1E3us", INVALID, 0),
-    ("latency", "0x10us", INVALID, 0),
-    ("latency", ".5us", INVALID, 0),
-    ("latency", "5.us", INVALID, 0),
-    ("latency", "1.2.3us", INVALID, 0),
-    ("latency", "1,5us", INVALID, 0),
-    ("latency", "10ns/B", INVALID, 0),
-    ("latency", "10MB/s", INVALID, 0),
-    ("latency", "inf", INVALID, 0),
-    ("latency", "nan", INVALID, 0),
-    ("latency", "99999999999999999999999xs", INVALID, 0),
-    ("bulk_gap", "0ns/B", None, 0),
-    ("bulk_gap", "1ns/B", None, 1000000),
-    ("bulk_gap", "0.08ns/B", None, 80000),
-    ("bulk_gap", "1ps/B", None, 1000),
-    ("bulk_gap", "0.001ps/B", None, 1),
-    ("bulk_gap", "1us/B", None, 1000000000),
-    ("bulk_gap", "2 ns/B", None, 2000000),
-    ("bulk_gap", "18446744073.709551615us/B", None, UINT64_MAX),
-    ("bulk_gap", "18446744074us/B", RANGE, 0),
-    ("bulk_gap", "1ns", INVALID, 0),
-    ("bulk_gap", "1ns/b", INVALID, 0),
-    ("bulk_gap", "1fs/B", INVALID, 0),
-    ("bulk_gap", "1", INVALID, 0),
-    ("bulk_gap", "-1ns/B", INVALID, 0),
-    ("bulk_gap", "1GB/s", INVALID, 0),
-    ("bandwidth", "1GB/s", None, 1000000),
-    ("bandwidth", "50MB/s", None, 20000000),
-    ("bandwidth", "50 MB/s", None, 20000000),
-    ("bandwidth", "2.5GB/s", None, 400000),
-    ("bandwidth", "1B/s", None, 1000000000000000),
-    ("bandwidth", "1kB/s", None, 1000000000000),
-    ("bandwidth", "1KiB/s", None, 976562500000),
-    ("bandwidth", "1MiB/s", None, 953674316),
-    ("bandwidth", "1GiB/s", None, 931323),
-    ("bandwidth", "1kbit/s", None, 8000000000000),
-    ("bandwidth", "1Mbit/s", None, 8000000000),
-    ("bandwidth", "1Gbit/s", None, 8000000),
-    ("bandwidth", "10Gbit/s", None, 800000),
-    ("bandwidth", "1000000GB/s", None, 1),
-    ("bandwidth", "1999999GB/s", None, 1),
-    ("bandwidth", "0.0001B/s", None, 10000000000000000000),
-    ("bandwidth", "3000000GB/s", RANGE, 0),
-    ("bandwidth", "0.00001B/s", RANGE, 0),
-    ("bandwidth", "99999999999999999999999GB/s", RANGE, 0),
-    ("bandwidth", "0.0000000000000000001B/s", RANGE, 0),
-    ("bandwidth", "0B/s", INVALID, 0),
-    ("bandwidth", "0GB/s", INVALID, 0),
-    ("bandwidth", "0.000MB/s", INVALID, 0),
-    ("bandwidth", "50", INVALID, 0),
-    ("bandwidth", "50MB", INVALID, 0),
-    ("bandwidth", "50MB/S", INVALID, 0),
-    ("bandwidth", "50Mb/s", INVALID, 0),
-    ("bandwidth", "50MBps", INVALID, 0),
-    ("bandwidth", "50mbit/s", INVALID, 0),
-    ("bandwidth", "-50MB/s", INVALID, 0),
-    ("bandwidth", "1ns/B", INVALID, 0),
-]
-
-TIME_FORMS = "<number>{ns|us|ms|s}, e.g. 10us or 2.5ms"
-BULK_FORMS = "<number>{ps/B|ns/B|us/B}, e.g. 2ns/B or 0.08ns/B"
-RATE_FORMS = (
-    "<number>{B/s|kB/s|MB/s|GB/s|KiB/s|MiB/s|GiB/s|kbit/s|Mbit/s|Gbit/s}"
-    " greater than zero, e.g. 50MB/s or 1Gbit/s"
-)
+REPO = Path(__file__).resolve().parents[2]
+CASES_FILE = REPO / "emulator" / "core" / "tests" / "knob_cases.txt"
+_TOKEN_RE = re.compile(r' (?:(\w+)=)?"((?:[^"\\]|\\.)*)"| (\w+)')
 
 
-@pytest.mark.parametrize(("knob", "text", "error", "value"), CASES)
-def test_parse_table(knob: str, text: str, error: str | None, value: int) -> None:
-    if error is None:
-        assert parse_knob(knob, text) == value
-        return
-    with pytest.raises(KnobError) as exc:
-        parse_knob(knob, text)
-    msg = str(exc.value)
-    assert msg.startswith("bad value '")
-    assert f" for {Knob(knob).env}: expected " in msg
-    assert msg.endswith(" (out of range)") == (error == RANGE)
-    assert "\n" not in msg
+def _unescape(text: str) -> str:
+    """The case file's escapes (\\n \\t \\" \\\\ \\xHH, the last a byte) to a str."""
+    out = bytearray()
+    i = 0
+    while i < len(text):
+        c = text[i]
+        if c == "\\":
+            nxt = text[i + 1]
+            if nxt == "x":
+                out.append(int(text[i + 2 : i + 4], 16))
+                i += 4
+                continue
+            out += {"n": b"\n", "t": b"\t", '"': b'"', "\\": b"\\"}[nxt]
+            i += 2
+            continue
+        out += c.encode()
+        i += 1
+    return out.decode("utf-8", errors="surrogateescape")
+
+
+def _cases() -> list[tuple[int, str, list[tuple[str | None, str]], str]]:
+    """(line, kind, [(name or None, text)], expected) of every case line."""
+    cases = []
+    for lineno, line in enumerate(CASES_FILE.read_text().splitlines(), 1):
+        if not line or line.startswith("#"):
+            continue
+        left, expect = line.split(" => ", 1)
+        kind, _, rest = left.partition(" ")
+        args: list[tuple[str | None, str]] = []
+        pos = 0
+        rest = " " + rest if rest else ""
+        while pos < len(rest):
+            m = _TOKEN_RE.match(rest, pos)
+            assert m, f"{CASES_FILE}:{lineno}: malformed case"
+            if m.group(3) is not None:  # the knob of a parse case
+                args.append((m.group(3), ""))
+            elif kind == "parse":
+                args[-1] = (args[-1][0], _unescape(m.group(2)))
+            else:
+                args.append((m.group(1), _unescape(m.group(2))))
+            pos = m.end()
+        cases.append((lineno, kind, args, expect))
+    return cases
+
+
+CASES = _cases()
+
+
+def _run_case(kind: str, args: list[tuple[str | None, str]]) -> str:
+    """What the case yields: the value, the params line, "ok", or the error line."""
+    try:
+        if kind == "parse":
+            ((knob, text),) = args
+            assert knob is not None
+            return str(parse_knob(knob, text))
+        if kind == "set":
+            return KnobSet.parse({str(k): t for k, t in args}).params().format()
+        if kind == "env":
+            check_env(dict(t.split("=", 1) for _, t in args))
+            return "ok"
+    except KnobError as e:
+        msg = str(e)
+        assert "\n" not in msg
+        return msg
+    raise AssertionError(f"unknown case kind {kind}")
 
 
 @pytest.mark.parametrize(
-    ("knob", "text", "value"),
-    [
-        ("latency", "10us", 10_000),
-        ("latency", "2.5ms", 2_500_000),
-        ("latency", "0ns", 0),
-        ("bulk_gap", "1ns/B", 1_000_000),
-        ("bandwidth", "50MB/s", 20_000_000),
-        ("bandwidth", "1Gbit/s", 8_000_000),
-    ],
+    ("lineno", "kind", "args", "expect"), CASES, ids=[f"line{c[0]}" for c in CASES]
 )
-def test_brief_good_values(knob: str, text: str, value: int) -> None:
-    assert parse_knob(knob, text) == value
+def test_shared_case(lineno: int, kind: str, args: list, expect: str) -> None:
+    assert _run_case(kind, args) == expect, f"{CASES_FILE}:{lineno}"
 
 
-@pytest.mark.parametrize("text", ["10", "-5us", "10uss", "1e3us", ""])
-def test_brief_bad_time_values(text: str) -> None:
-    with pytest.raises(KnobError, match=r"^bad value '.*' for LOGGP_LATENCY: expected <number>"):
-        parse_knob("latency", text)
-
-
-@pytest.mark.parametrize("knob", ["bulk_gap", "bandwidth"])
-@pytest.mark.parametrize("text", ["10", "-5ns/B", "", "0MB/s", "1e3MB/s"])
-def test_bad_per_byte_values(knob: str, text: str) -> None:
-    with pytest.raises(KnobError, match=f"^bad value '.*' for {Knob(knob).env}: expected "):
-        parse_knob(knob, text)
-
-
-def test_messages_match_c_parser() -> None:
-    cases = [
-        ("latency", "10uss", f"bad value '10uss' for LOGGP_LATENCY: expected {TIME_FORMS}"),
-        ("bulk_gap", "5", f"bad value '5' for LOGGP_BULK_GAP: expected {BULK_FORMS}"),
-        ("bandwidth", "0MB/s", f"bad value '0MB/s' for LOGGP_BANDWIDTH: expected {RATE_FORMS}"),
-        (
-            "gap",
-            "99999999999s",
-            f"bad value '99999999999s' for LOGGP_GAP: expected {TIME_FORMS} (out of range)",
-        ),
-    ]
-    for knob, text, message in cases:
-        with pytest.raises(KnobError) as exc:
-            parse_knob(knob, text)
-        assert str(exc.value) == message
-
-
-def test_message_is_one_printable_line() -> None:
-    with pytest.raises(KnobError) as exc:
-        parse_knob("latency", "1\nus")
-    assert str(exc.value).startswith("bad value '1?us' for LOGGP_LATENCY")
-    with pytest.raises(KnobError) as exc:
-        parse_knob("latency", "10\u00b5s")  # micro sign: two UTF-8 bytes, two '?'
-    assert str(exc.value).startswith("bad value '10??s' for")
+def test_shared_cases_cover_every_kind() -> None:
+    kinds = [c[1] for c in CASES]
+    assert kinds.count("parse") >= 100 and "set" in kinds and "env" in kinds
+    assert {k.value for k in Knob} <= {a[0][0] for c in CASES if c[1] == "parse" for a in [c[2]]}
 
 
 def test_long_value_is_shortened() -> None:
@@ -238,18 +156,11 @@ def test_env_keeps_text_in_knob_order() -> None:
     assert KnobSet().label() == "all knobs 0"
 
 
-def test_bad_value_in_set_is_rejected() -> None:
-    with pytest.raises(KnobError, match="^bad value '10' for LOGGP_GAP"):
-        KnobSet.parse({"latency": "10us", "gap": "10"})
-
-
-def test_bulk_gap_and_bandwidth_exclusive() -> None:
-    with pytest.raises(KnobError) as exc:
-        KnobSet.parse({"bulk_gap": "1ns/B", "bandwidth": "50MB/s"})
-    assert str(exc.value) == (
-        "bad value '50MB/s' for LOGGP_BANDWIDTH: expected LOGGP_BANDWIDTH or LOGGP_BULK_GAP, "
-        "not both"
-    )
+def test_conflict_is_the_registry_group() -> None:
+    assert conflict(["bandwidth", "latency", "bulk_gap"]) == (Knob.BULK_GAP, Knob.BANDWIDTH)
+    assert conflict(["overhead", "send_overhead", "bulk_gap"]) is None
+    assert Knob.BANDWIDTH.excludes == (Knob.BULK_GAP,)
+    assert Knob.LATENCY.excludes == ()
 
 
 def test_params_resolve_like_the_shim() -> None:
@@ -269,3 +180,111 @@ def test_without_knob_env_drops_only_knobs() -> None:
 
 def test_uint64_max() -> None:
     assert UINT64_MAX == 18446744073709551615
+
+
+def test_env_names() -> None:
+    assert closest_env("LOGGP_LATENCCY=10us") == "LOGGP_LATENCY"
+    assert closest_env("LOGGP_GAPX") == "LOGGP_GAP"  # a tie: the first in registry order
+    check_env({"PATH": "/bin", "LOGGP_BUILD": "/b", "LOGGP_RUN_DIR": "/r", "LOGGP_GAP": "x"})
+    with pytest.raises(KnobError, match=r"^unknown variable LOGGP_X{55}\.\.\.: did you mean"):
+        check_env({"LOGGP_" + "X" * 300: "1"})
+    env = {"LOGGP_GAP": "1us", "PATH": "/bin", "LOGGP_OVERHEAD": "2us", "LOGGP_CLOCK": "tsc"}
+    assert inherited_knob_env(env) == ["LOGGP_OVERHEAD", "LOGGP_GAP"]
+
+
+def test_registry_is_found_and_complete() -> None:
+    assert registry_path() == REPO / REGISTRY_FILE
+    assert {s.reader for s in load_registry(registry_path()).settings} == {
+        "shim",
+        "program",
+        "loggp",
+    }
+
+
+@pytest.mark.parametrize(
+    ("row", "error"),
+    [
+        ('LGP_KNOB(X, "x", TIME, "gap", "", "fabric", "s", "w", "h"', "not a registry row"),
+        ('LGP_KNOB(X, "x", TIME, "gap", "", "fabric", "s", "w")', "expected 9 arguments"),
+        ('LGP_KNOB(X, "x", TIME, "gap", "", "fabric", "s", "w", h)', "expected 9 arguments"),
+        ('LGP_KNOB(X, "x",TIME, "gap", "", "fabric", "s", "w", "h")', "separated by ', '"),
+        ('LGP_KNOB(Y, "x", TIME, "gap", "", "fabric", "s", "w", "h")', "not the upper-case"),
+        ('LGP_KNOB(X, "x", HEAT, "gap", "", "fabric", "s", "w", "h")', "unknown family HEAT"),
+        ('LGP_KNOB(X, "x", TIME, "gaps", "", "fabric", "s", "w", "h")', "sets 'gaps'"),
+        ('LGP_KNOB(X, "x", TIME, "gap", "", "nic", "s", "w", "h")', "shims 'nic'"),
+        ('LGP_KNOB(GAP, "gap", TIME, "gap", "", "fabric", "s", "w", "h")', "knob gap twice"),
+        ('LGP_UNIT(TIME, "ns", 1)', "unit ns twice"),
+        ('LGP_UNIT(TIME, "h", -3)', "bad argument"),
+        ("knob x = 1us", "not a registry row"),
+    ],
+)
+def test_malformed_registry_row(tmp_path: Path, row: str, error: str) -> None:
+    path = tmp_path / "knobs.def"
+    text = registry_path().read_text()
+    path.write_text(text + row + "\n")
+    lineno = len(text.splitlines()) + 1
+    with pytest.raises(RegistryError, match=f"^{re.escape(str(path))}:{lineno}: .*{error}"):
+        load_registry(path)
+
+
+def test_missing_registry(tmp_path: Path) -> None:
+    with pytest.raises(RegistryError, match="cannot read the knob registry"):
+        load_registry(tmp_path / "knobs.def")
+
+
+EXTRA_ROWS = (
+    'LGP_PARAM(recv_gap, ns, "ns")\n'
+    'LGP_KNOB(RECV_GAP, "recv_gap", TIME, "recv_gap", "", "fabric", "Δg_r", "receive gap", '
+    '"least time between two receive completions")\n'
+)
+
+EXTRA_CHECK = r"""
+from analysis.knobs import knob_info
+from loggp.experiment import ExperimentError, parse_experiment
+from loggp.knobs import KnobSet
+
+ks = KnobSet.parse({"recv_gap": "2us", "gap": "1us"})
+print(ks.env())
+print(ks.params().format())
+print(knob_info("recv_gap").title, "|", knob_info("recv_gap").axis_label)
+yaml = (
+    "version: 1\nname: x\nworkloads:\n  - name: w\n    program: p\n"
+    "sweep:\n  knobs:\n    recv_gap: [%s]\n"
+)
+print(parse_experiment(yaml % "1us", "x.yaml").sweep.knobs)
+try:
+    parse_experiment(yaml % "10uss", "x.yaml")
+except ExperimentError as e:
+    print(e)
+"""
+
+
+def test_a_new_registry_row_reaches_cli_yaml_env_and_report(tmp_path: Path) -> None:
+    """Adding a knob is a registry row: with one more row (and no Python change) the knob
+    has its CLI option with its help, YAML validation, its variable and its report axis."""
+    for package in ("loggp", "analysis"):
+        shutil.copytree(REPO / package, tmp_path / package, ignore=shutil.ignore_patterns("tests"))
+    registry = tmp_path / REGISTRY_FILE
+    registry.parent.mkdir(parents=True)
+    registry.write_text(registry_path().read_text() + EXTRA_ROWS)
+
+    def py(*args: str) -> str:
+        res = subprocess.run(
+            [sys.executable, *args], cwd=tmp_path, capture_output=True, text=True, check=False
+        )
+        assert res.returncode == 0, res.stderr
+        return res.stdout
+
+    helptext = " ".join(py("-m", "loggp", "exec", "--help").split())
+    assert "--recv-gap TIME least time between two receive completions; sets LOGGP_RECV_GAP" in (
+        helptext
+    )
+    out = py("-c", textwrap.dedent(EXTRA_CHECK)).splitlines()
+    assert out[0] == "{'LOGGP_GAP': '1us', 'LOGGP_RECV_GAP': '2us'}"
+    assert out[1].endswith(" gap=1000ns latency=0ns bulk_gap=0fs/B recv_gap=2000ns")
+    assert out[2] == "Sensitivity to receive gap | Δg_r: added recv gap (µs)"
+    assert out[3] == "{'recv_gap': ['1us']}"
+    assert out[4].startswith(
+        "x.yaml:8: key 'sweep.knobs.recv_gap[0]': bad value '10uss' for "
+        "LOGGP_RECV_GAP: expected <number>{ns|"
+    )

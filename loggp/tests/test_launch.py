@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from loggp.errors import KnobError
 from loggp.experiment import parse_experiment
 from loggp.knobs import KnobSet
 from loggp.launch import LaunchError, find_program, inventory_hostfile, point_launch, preflight
@@ -110,3 +111,10 @@ def test_preflight_refuses(
     monkeypatch.setenv("LOGGP_RUN_DIR", str(tmp_path))
     with pytest.raises(LaunchError, match=message):
         preflight(_exp(tmp_path, launcher, shim), None)
+
+
+def test_preflight_refuses_a_loggp_typo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every point would be refused by the shim: the run does not start."""
+    monkeypatch.setenv("LOGGP_OVERHAED", "1us")
+    with pytest.raises(KnobError, match="^unknown variable LOGGP_OVERHAED: did you mean "):
+        preflight(_exp(tmp_path, "{kind: local}", "fabric"), None)

@@ -19,76 +19,58 @@
  * fraction below 10^18, so every product below fits in 128 bits.
  */
 #define KNOB_FRAC_DIGITS	18
-/* Longest part of an offending value echoed in an error message. */
-#define KNOB_ECHO_MAX		64
 #define KNOB_FS_PER_S		1000000000000000ULL
 
+_Static_assert(LGP_KNOB_COUNT <= 32, "a knob set is an unsigned int");
+
 struct knob_unit {
+	enum lgp_family family;
 	const char *name;
 	uint64_t scale;
 };
 
-/* Time units, in nanoseconds. */
-static const struct knob_unit knob_time_units[] = {
-	{ "ns", 1 },
-	{ "us", 1000 },
-	{ "ms", 1000000 },
-	{ "s", 1000000000 },
-	{ NULL, 0 },
+/* Every unit of every family, in ns, fs/B or bytes per second. */
+static const struct knob_unit knob_units[] = {
+#define LGP_UNIT(family, name, scale) { LGP_FAMILY_##family, name, scale },
+#include "lgp/knobs.def"
 };
 
-/* Time-per-byte units, in femtoseconds per byte. */
-static const struct knob_unit knob_bulk_units[] = {
-	{ "ps/B", 1000 },
-	{ "ns/B", 1000000 },
-	{ "us/B", 1000000000 },
-	{ NULL, 0 },
+static const char *const knob_family_forms[LGP_FAMILY_COUNT] = {
+#define LGP_FAMILY(id, metavar, report_unit, report_label, forms) \
+	[LGP_FAMILY_##id] = forms,
+#include "lgp/knobs.def"
 };
-
-/* Bandwidth units, in bytes per second (a kbit is 125 bytes). */
-static const struct knob_unit knob_bw_units[] = {
-	{ "B/s", 1 },
-	{ "kB/s", 1000 },
-	{ "MB/s", 1000000 },
-	{ "GB/s", 1000000000 },
-	{ "KiB/s", 1ULL << 10 },
-	{ "MiB/s", 1ULL << 20 },
-	{ "GiB/s", 1ULL << 30 },
-	{ "kbit/s", 125 },
-	{ "Mbit/s", 125000 },
-	{ "Gbit/s", 125000000 },
-	{ NULL, 0 },
-};
-
-#define KNOB_TIME_FORMS	"<number>{ns|us|ms|s}, e.g. 10us or 2.5ms"
-#define KNOB_BULK_FORMS	"<number>{ps/B|ns/B|us/B}, e.g. 2ns/B or 0.08ns/B"
-#define KNOB_BW_FORMS \
-	"<number>{B/s|kB/s|MB/s|GB/s|KiB/s|MiB/s|GiB/s|kbit/s|Mbit/s|Gbit/s}" \
-	" greater than zero, e.g. 50MB/s or 1Gbit/s"
 
 struct knob_desc {
 	const char *name;
 	const char *env;
-	const char *forms;
-	const struct knob_unit *units;
+	enum lgp_family family;
+	const char *sets;	/* LGP_PARAM names, separated by spaces */
+	const char *group;	/* "" for none */
+	const char *help;
 };
 
 static const struct knob_desc knob_descs[LGP_KNOB_COUNT] = {
-	[LGP_KNOB_OVERHEAD] = { "overhead", "LOGGP_OVERHEAD",
-				KNOB_TIME_FORMS, knob_time_units },
-	[LGP_KNOB_SEND_OVERHEAD] = { "send_overhead", "LOGGP_SEND_OVERHEAD",
-				     KNOB_TIME_FORMS, knob_time_units },
-	[LGP_KNOB_RECV_OVERHEAD] = { "recv_overhead", "LOGGP_RECV_OVERHEAD",
-				     KNOB_TIME_FORMS, knob_time_units },
-	[LGP_KNOB_GAP] = { "gap", "LOGGP_GAP",
-			   KNOB_TIME_FORMS, knob_time_units },
-	[LGP_KNOB_LATENCY] = { "latency", "LOGGP_LATENCY",
-			       KNOB_TIME_FORMS, knob_time_units },
-	[LGP_KNOB_BULK_GAP] = { "bulk_gap", "LOGGP_BULK_GAP",
-				KNOB_BULK_FORMS, knob_bulk_units },
-	[LGP_KNOB_BANDWIDTH] = { "bandwidth", "LOGGP_BANDWIDTH",
-				 KNOB_BW_FORMS, knob_bw_units },
+#define LGP_KNOB(id, name, family, sets, group, shims, symbol, what, help) \
+	[LGP_KNOB_##id] = { name, "LOGGP_" #id, LGP_FAMILY_##family, sets, \
+			    group, help },
+#include "lgp/knobs.def"
 };
+
+struct knob_param {
+	const char *name;
+	const char *unit;
+	size_t offset;
+};
+
+static const struct knob_param knob_params[] = {
+#define LGP_PARAM(name, suffix, unit) \
+	{ #name, unit, offsetof(struct lgp_params, name##_##suffix) },
+#include "lgp/knobs.def"
+};
+
+#define KNOB_NPARAMS (sizeof(knob_params) / sizeof(knob_params[0]))
+#define KNOB_NUNITS (sizeof(knob_units) / sizeof(knob_units[0]))
 
 /* A non-negative decimal: ip + frac / frac_div. */
 struct knob_decimal {
@@ -108,9 +90,20 @@ const char *lgp_knob_name(enum lgp_knob knob)
 	return knob_valid(knob) ? knob_descs[knob].name : NULL;
 }
 
+const char *lgp_knob_env(enum lgp_knob knob)
+{
+	return knob_valid(knob) ? knob_descs[knob].env : NULL;
+}
+
+const char *lgp_knob_help(enum lgp_knob knob)
+{
+	return knob_valid(knob) ? knob_descs[knob].help : NULL;
+}
+
 const char *lgp_knob_forms(enum lgp_knob knob)
 {
-	return knob_valid(knob) ? knob_descs[knob].forms : NULL;
+	return knob_valid(knob) ? knob_family_forms[knob_descs[knob].family] :
+				  NULL;
 }
 
 int lgp_knob_lookup(const char *name)
@@ -123,6 +116,26 @@ int lgp_knob_lookup(const char *name)
 		if (!strcmp(name, knob_descs[k].name))
 			return k;
 	return -1;
+}
+
+int lgp_knob_conflict(unsigned int given, enum lgp_knob *first,
+		      enum lgp_knob *second)
+{
+	int a, b;
+
+	for (a = 0; a < LGP_KNOB_COUNT; a++) {
+		if (!(given & LGP_KNOB_BIT(a)) || !knob_descs[a].group[0])
+			continue;
+		for (b = a + 1; b < LGP_KNOB_COUNT; b++) {
+			if ((given & LGP_KNOB_BIT(b)) &&
+			    !strcmp(knob_descs[a].group, knob_descs[b].group)) {
+				*first = a;
+				*second = b;
+				return 1;
+			}
+		}
+	}
+	return 0;
 }
 
 static int knob_is_digit(char c)
@@ -212,8 +225,7 @@ static int knob_to_bulk_gap(const struct knob_decimal *d, uint64_t bytes_per_s,
 	return 0;
 }
 
-/* Copies text for an error line: bounded, one line, printable. */
-static void knob_echo(char *dst, size_t len, const char *text)
+void lgp_echo(char *dst, size_t len, const char *text)
 {
 	size_t i;
 
@@ -227,16 +239,16 @@ static void knob_echo(char *dst, size_t len, const char *text)
 static int knob_fail(enum lgp_knob knob, const char *text, int rc,
 		     char *err, size_t errlen)
 {
-	char echo[KNOB_ECHO_MAX + 1];
+	char echo[LGP_ECHO_MAX + 1];
 
 	if (!err || !errlen)
 		return rc;
-	knob_echo(echo, sizeof(echo), text ? text : "");
+	lgp_echo(echo, sizeof(echo), text ? text : "");
 	if (!knob_valid(knob))
 		snprintf(err, errlen, "bad value '%s' for an unknown knob", echo);
 	else
 		snprintf(err, errlen, "bad value '%s' for %s: expected %s%s",
-			 echo, knob_descs[knob].env, knob_descs[knob].forms,
+			 echo, knob_descs[knob].env, lgp_knob_forms(knob),
 			 rc == -ERANGE ? " (out of range)" : "");
 	return rc;
 }
@@ -246,6 +258,7 @@ int lgp_knob_parse(enum lgp_knob knob, const char *text, uint64_t *out,
 {
 	const struct knob_unit *u;
 	struct knob_decimal d;
+	enum lgp_family family;
 	const char *s;
 	int rc;
 
@@ -257,13 +270,14 @@ int lgp_knob_parse(enum lgp_knob knob, const char *text, uint64_t *out,
 	/* One space between number and unit reads naturally: "10 us". */
 	if (*s == ' ')
 		s++;
-	for (u = knob_descs[knob].units; u->name; u++)
-		if (!strcmp(s, u->name))
+	family = knob_descs[knob].family;
+	for (u = knob_units; u < knob_units + KNOB_NUNITS; u++)
+		if (u->family == family && !strcmp(s, u->name))
 			break;
-	if (!u->name)
+	if (u == knob_units + KNOB_NUNITS)
 		return knob_fail(knob, text, -EINVAL, err, errlen);
 
-	if (knob == LGP_KNOB_BANDWIDTH)
+	if (family == LGP_FAMILY_RATE)
 		rc = knob_to_bulk_gap(&d, u->scale, out);
 	else
 		rc = knob_to_scaled(&d, u->scale, out);
@@ -274,60 +288,65 @@ int lgp_knob_parse(enum lgp_knob knob, const char *text, uint64_t *out,
 	return 0;
 }
 
+/* The param named by the word at s of n characters; NULL if none. */
+static const struct knob_param *knob_param_word(const char *s, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < KNOB_NPARAMS; i++)
+		if (strlen(knob_params[i].name) == n &&
+		    !strncmp(knob_params[i].name, s, n))
+			return &knob_params[i];
+	return NULL;
+}
+
 void lgp_params_set(struct lgp_params *p, enum lgp_knob knob, uint64_t value)
 {
-	switch (knob) {
-	case LGP_KNOB_OVERHEAD:
-		p->send_overhead_ns = value;
-		p->recv_overhead_ns = value;
-		break;
-	case LGP_KNOB_SEND_OVERHEAD:
-		p->send_overhead_ns = value;
-		break;
-	case LGP_KNOB_RECV_OVERHEAD:
-		p->recv_overhead_ns = value;
-		break;
-	case LGP_KNOB_GAP:
-		p->gap_ns = value;
-		break;
-	case LGP_KNOB_LATENCY:
-		p->latency_ns = value;
-		break;
-	case LGP_KNOB_BULK_GAP:
-	case LGP_KNOB_BANDWIDTH:
-		p->bulk_gap_fs = value;
-		break;
-	default:
-		break;
+	const struct knob_param *param;
+	const char *s;
+	size_t n;
+
+	if (!knob_valid(knob))
+		return;
+	for (s = knob_descs[knob].sets; *s; s += n) {
+		s += strspn(s, " ");
+		n = strcspn(s, " ");
+		param = knob_param_word(s, n);
+		if (param)
+			memcpy((char *)p + param->offset, &value, sizeof(value));
 	}
 }
 
-int lgp_params_from_env(struct lgp_params *p, char *err, size_t errlen)
+int lgp_params_read(struct lgp_params *p, lgp_knob_source get, void *ctx,
+		    char *err, size_t errlen)
 {
+	const char *text[LGP_KNOB_COUNT];
 	struct lgp_params res = { 0 };
-	const char *text;
+	enum lgp_knob first, second;
+	unsigned int given = 0;
 	uint64_t value;
 	int k, rc;
 
-	text = getenv(knob_descs[LGP_KNOB_BANDWIDTH].env);
-	if (text && getenv(knob_descs[LGP_KNOB_BULK_GAP].env)) {
-		char echo[KNOB_ECHO_MAX + 1];
+	for (k = 0; k < LGP_KNOB_COUNT; k++) {
+		text[k] = get(k, ctx);
+		if (text[k])
+			given |= LGP_KNOB_BIT(k);
+	}
+	if (lgp_knob_conflict(given, &first, &second)) {
+		char echo[LGP_ECHO_MAX + 1];
 
-		knob_echo(echo, sizeof(echo), text);
+		lgp_echo(echo, sizeof(echo), text[second]);
 		if (err && errlen)
 			snprintf(err, errlen,
-				 "bad value '%s' for LOGGP_BANDWIDTH: expected "
-				 "LOGGP_BANDWIDTH or LOGGP_BULK_GAP, not both",
-				 echo);
+				 "bad value '%s' for %s: expected %s or %s, "
+				 "not both", echo, knob_descs[second].env,
+				 knob_descs[second].env, knob_descs[first].env);
 		return -EINVAL;
 	}
-
-	/* Enum order puts overhead before the per-side overheads. */
 	for (k = 0; k < LGP_KNOB_COUNT; k++) {
-		text = getenv(knob_descs[k].env);
-		if (!text)
+		if (!text[k])
 			continue;
-		rc = lgp_knob_parse(k, text, &value, err, errlen);
+		rc = lgp_knob_parse(k, text[k], &value, err, errlen);
 		if (rc)
 			return rc;
 		lgp_params_set(&res, k, value);
@@ -336,18 +355,47 @@ int lgp_params_from_env(struct lgp_params *p, char *err, size_t errlen)
 	return 0;
 }
 
+static const char *knob_from_env(enum lgp_knob knob, void *ctx)
+{
+	(void)ctx;
+	return getenv(knob_descs[knob].env);
+}
+
+int lgp_params_from_env(struct lgp_params *p, char *err, size_t errlen)
+{
+	return lgp_params_read(p, knob_from_env, NULL, err, errlen);
+}
+
 int lgp_params_active(const struct lgp_params *p)
 {
-	return p->send_overhead_ns || p->recv_overhead_ns || p->gap_ns ||
-	       p->latency_ns || p->bulk_gap_fs;
+	uint64_t v;
+	size_t i;
+
+	for (i = 0; i < KNOB_NPARAMS; i++) {
+		memcpy(&v, (const char *)p + knob_params[i].offset, sizeof(v));
+		if (v)
+			return 1;
+	}
+	return 0;
 }
 
 int lgp_params_format(const struct lgp_params *p, char *buf, size_t len)
 {
-	return snprintf(buf, len,
-			"send_overhead=%" PRIu64 "ns recv_overhead=%" PRIu64
-			"ns gap=%" PRIu64 "ns latency=%" PRIu64
-			"ns bulk_gap=%" PRIu64 "fs/B",
-			p->send_overhead_ns, p->recv_overhead_ns, p->gap_ns,
-			p->latency_ns, p->bulk_gap_fs);
+	size_t i, used = 0;
+	uint64_t v;
+	int n;
+
+	if (len)
+		buf[0] = '\0';
+	for (i = 0; i < KNOB_NPARAMS; i++) {
+		memcpy(&v, (const char *)p + knob_params[i].offset, sizeof(v));
+		n = snprintf(buf + (used < len ? used : len),
+			     used < len ? len - used : 0, "%s%s=%" PRIu64 "%s",
+			     i ? " " : "", knob_params[i].name, v,
+			     knob_params[i].unit);
+		if (n < 0)
+			return n;
+		used += (size_t)n;
+	}
+	return (int)used;
 }

@@ -1,151 +1,188 @@
 /* SPDX-License-Identifier: MIT */
-/* Unit test of knob.h: units, rounding, range, typos, messages, env. */
+/*
+ * Unit test of knob.h and env.h: every case of knob_cases.txt (units,
+ * rounding, range, typos, messages, knobs read together, the environment),
+ * then what the cases cannot say: buffers, names, params, getenv.
+ */
+#include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
 
 #include "check.h"
+#include "lgp/env.h"
 #include "lgp/knob.h"
 
+#define CASE_LINE_MAX	1024
+#define CASE_ARGS_MAX	8
+
+/* One line of knob_cases.txt, split: kind, its arguments, the expectation. */
 struct knob_case {
-	enum lgp_knob knob;
-	const char *text;
-	int rc;
-	uint64_t value;
+	char kind[8];
+	char name[CASE_ARGS_MAX][32];	/* knob of "parse" and "set" args */
+	char text[CASE_ARGS_MAX][128];	/* unescaped quoted args */
+	int nargs;
+	const char *expect;
 };
 
-static const struct knob_case knob_cases[] = {
-	/* time knobs: nanoseconds */
-	{ LGP_KNOB_LATENCY, "0ns", 0, 0 },
-	{ LGP_KNOB_LATENCY, "0s", 0, 0 },
-	{ LGP_KNOB_LATENCY, "10ns", 0, 10 },
-	{ LGP_KNOB_LATENCY, "10us", 0, 10000 },
-	{ LGP_KNOB_LATENCY, "2.5us", 0, 2500 },
-	{ LGP_KNOB_LATENCY, "2.5ms", 0, 2500000 },
-	{ LGP_KNOB_LATENCY, "1s", 0, 1000000000 },
-	{ LGP_KNOB_LATENCY, "007us", 0, 7000 },
-	{ LGP_KNOB_LATENCY, "0.5ns", 0, 1 },		/* half rounds up */
-	{ LGP_KNOB_LATENCY, "0.4ns", 0, 0 },
-	{ LGP_KNOB_LATENCY, "0.0000000015s", 0, 2 },
-	{ LGP_KNOB_LATENCY, "0.000000001s", 0, 1 },
-	{ LGP_KNOB_LATENCY, "10 us", 0, 10000 },	/* one space allowed */
-	{ LGP_KNOB_GAP, "1.25us", 0, 1250 },
-	{ LGP_KNOB_OVERHEAD, "100us", 0, 100000 },
-	{ LGP_KNOB_SEND_OVERHEAD, "3ms", 0, 3000000 },
-	{ LGP_KNOB_RECV_OVERHEAD, "4s", 0, 4000000000ULL },
-	/* digits past the eighteenth fractional one are ignored */
-	{ LGP_KNOB_LATENCY, "1.0000000000000000000001us", 0, 1000 },
-	{ LGP_KNOB_LATENCY, "0.0000000000000000009s", 0, 0 },
-	/* the top of the range, and one past it */
-	{ LGP_KNOB_LATENCY, "18446744073709551615ns", 0, UINT64_MAX },
-	{ LGP_KNOB_LATENCY, "18446744073709551615.4ns", 0, UINT64_MAX },
-	{ LGP_KNOB_LATENCY, "18446744073.709551615s", 0, UINT64_MAX },
-	{ LGP_KNOB_LATENCY, "18446744073709551615.5ns", -ERANGE, 0 },
-	{ LGP_KNOB_LATENCY, "18446744073709551616ns", -ERANGE, 0 },
-	{ LGP_KNOB_LATENCY, "18446744074s", -ERANGE, 0 },
-	{ LGP_KNOB_LATENCY, "99999999999999999999999999999999999999999s",
-	  -ERANGE, 0 },
-	/* malformed: no unit, unknown unit, typos, signs, exponents */
-	{ LGP_KNOB_LATENCY, "", -EINVAL, 0 },
-	{ LGP_KNOB_LATENCY, "0", -EINVAL, 0 },
-	{ LGP_KNOB_LATENCY, "5", -EINVAL, 0 },
-	{ LGP_KNOB_LATENCY, "us", -EINVAL, 0 },
-	{ LGP_KNOB_LATENCY, "10u", -EINVAL, 0 },
-	{ LGP_KNOB_LATENCY, "10uss", -EINVAL, 0 },
-	{ LGP_KNOB_LATENCY, "10US", -EINVAL, 0 },
-	{ LGP_KNOB_LATENCY, "10 ms ", -EINVAL, 0 },
-	{ LGP_KNOB_LATENCY, "10  us", -EINVAL, 0 },
-	{ LGP_KNOB_LATENCY, " 10us", -EINVAL, 0 },
-	{ LGP_KNOB_LATENCY, "10us ", -EINVAL, 0 },
-	{ LGP_KNOB_LATENCY, "10us\n", -EINVAL, 0 },
-	{ LGP_KNOB_LATENCY, "-5us", -EINVAL, 0 },
-	{ LGP_KNOB_LATENCY, "+5us", -EINVAL, 0 },
-	{ LGP_KNOB_LATENCY, "1e3us", -EINVAL, 0 },
-	{ LGP_KNOB_LATENCY, "1E3us", -EINVAL, 0 },
-	{ LGP_KNOB_LATENCY, "0x10us", -EINVAL, 0 },
-	{ LGP_KNOB_LATENCY, ".5us", -EINVAL, 0 },
-	{ LGP_KNOB_LATENCY, "5.us", -EINVAL, 0 },
-	{ LGP_KNOB_LATENCY, "1.2.3us", -EINVAL, 0 },
-	{ LGP_KNOB_LATENCY, "1,5us", -EINVAL, 0 },
-	{ LGP_KNOB_LATENCY, "10ns/B", -EINVAL, 0 },
-	{ LGP_KNOB_LATENCY, "10MB/s", -EINVAL, 0 },
-	{ LGP_KNOB_LATENCY, "inf", -EINVAL, 0 },
-	{ LGP_KNOB_LATENCY, "nan", -EINVAL, 0 },
-	/* malformed wins over out of range */
-	{ LGP_KNOB_LATENCY, "99999999999999999999999xs", -EINVAL, 0 },
-
-	/* bulk_gap: femtoseconds per byte */
-	{ LGP_KNOB_BULK_GAP, "0ns/B", 0, 0 },
-	{ LGP_KNOB_BULK_GAP, "1ns/B", 0, 1000000 },
-	{ LGP_KNOB_BULK_GAP, "0.08ns/B", 0, 80000 },
-	{ LGP_KNOB_BULK_GAP, "1ps/B", 0, 1000 },
-	{ LGP_KNOB_BULK_GAP, "0.001ps/B", 0, 1 },
-	{ LGP_KNOB_BULK_GAP, "1us/B", 0, 1000000000 },
-	{ LGP_KNOB_BULK_GAP, "2 ns/B", 0, 2000000 },
-	{ LGP_KNOB_BULK_GAP, "18446744073.709551615us/B", 0, UINT64_MAX },
-	{ LGP_KNOB_BULK_GAP, "18446744074us/B", -ERANGE, 0 },
-	{ LGP_KNOB_BULK_GAP, "1ns", -EINVAL, 0 },
-	{ LGP_KNOB_BULK_GAP, "1ns/b", -EINVAL, 0 },
-	{ LGP_KNOB_BULK_GAP, "1fs/B", -EINVAL, 0 },
-	{ LGP_KNOB_BULK_GAP, "1", -EINVAL, 0 },
-	{ LGP_KNOB_BULK_GAP, "-1ns/B", -EINVAL, 0 },
-	{ LGP_KNOB_BULK_GAP, "1GB/s", -EINVAL, 0 },
-
-	/* bandwidth: stored as femtoseconds per byte, rounded to nearest */
-	{ LGP_KNOB_BANDWIDTH, "1GB/s", 0, 1000000 },
-	{ LGP_KNOB_BANDWIDTH, "50MB/s", 0, 20000000 },
-	{ LGP_KNOB_BANDWIDTH, "50 MB/s", 0, 20000000 },
-	{ LGP_KNOB_BANDWIDTH, "2.5GB/s", 0, 400000 },
-	{ LGP_KNOB_BANDWIDTH, "1B/s", 0, 1000000000000000ULL },
-	{ LGP_KNOB_BANDWIDTH, "1kB/s", 0, 1000000000000ULL },
-	{ LGP_KNOB_BANDWIDTH, "1KiB/s", 0, 976562500000ULL },
-	{ LGP_KNOB_BANDWIDTH, "1MiB/s", 0, 953674316 },
-	{ LGP_KNOB_BANDWIDTH, "1GiB/s", 0, 931323 },
-	{ LGP_KNOB_BANDWIDTH, "1kbit/s", 0, 8000000000000ULL },
-	{ LGP_KNOB_BANDWIDTH, "1Mbit/s", 0, 8000000000ULL },
-	{ LGP_KNOB_BANDWIDTH, "1Gbit/s", 0, 8000000 },
-	{ LGP_KNOB_BANDWIDTH, "10Gbit/s", 0, 800000 },
-	{ LGP_KNOB_BANDWIDTH, "1000000GB/s", 0, 1 },	/* 1 PB/s */
-	{ LGP_KNOB_BANDWIDTH, "1999999GB/s", 0, 1 },
-	{ LGP_KNOB_BANDWIDTH, "0.0001B/s", 0, 10000000000000000000ULL },
-	{ LGP_KNOB_BANDWIDTH, "3000000GB/s", -ERANGE, 0 },	/* < 0.5 fs/B */
-	{ LGP_KNOB_BANDWIDTH, "0.00001B/s", -ERANGE, 0 },	/* > 2^64 fs/B */
-	{ LGP_KNOB_BANDWIDTH, "99999999999999999999999GB/s", -ERANGE, 0 },
-	{ LGP_KNOB_BANDWIDTH, "0.0000000000000000001B/s", -ERANGE, 0 },
-	{ LGP_KNOB_BANDWIDTH, "0B/s", -EINVAL, 0 },
-	{ LGP_KNOB_BANDWIDTH, "0GB/s", -EINVAL, 0 },
-	{ LGP_KNOB_BANDWIDTH, "0.000MB/s", -EINVAL, 0 },
-	{ LGP_KNOB_BANDWIDTH, "50", -EINVAL, 0 },
-	{ LGP_KNOB_BANDWIDTH, "50MB", -EINVAL, 0 },
-	{ LGP_KNOB_BANDWIDTH, "50MB/S", -EINVAL, 0 },
-	{ LGP_KNOB_BANDWIDTH, "50Mb/s", -EINVAL, 0 },
-	{ LGP_KNOB_BANDWIDTH, "50MBps", -EINVAL, 0 },
-	{ LGP_KNOB_BANDWIDTH, "50mbit/s", -EINVAL, 0 },
-	{ LGP_KNOB_BANDWIDTH, "-50MB/s", -EINVAL, 0 },
-	{ LGP_KNOB_BANDWIDTH, "1ns/B", -EINVAL, 0 },
-};
-
-static void test_parse_table(void)
+/* Unescapes the quoted string at *s into dst; advances *s past it. */
+static int case_quoted(const char **s, char *dst, size_t len)
 {
-	char err[256];
-	uint64_t v;
-	size_t i;
+	const char *p = *s;
+	size_t n = 0;
+	char c;
+
+	if (*p++ != '"')
+		return -1;
+	while (*p && *p != '"' && n + 1 < len) {
+		c = *p++;
+		if (c == '\\') {
+			c = *p++;
+			if (c == 'n') {
+				c = '\n';
+			} else if (c == 't') {
+				c = '\t';
+			} else if (c == 'x' && isxdigit((unsigned char)p[0]) &&
+				   isxdigit((unsigned char)p[1])) {
+				char hex[3] = { p[0], p[1], '\0' };
+
+				c = (char)strtol(hex, NULL, 16);
+				p += 2;
+			} else if (c != '"' && c != '\\') {
+				return -1;
+			}
+		}
+		dst[n++] = c;
+	}
+	dst[n] = '\0';
+	if (*p != '"')
+		return -1;
+	*s = p + 1;
+	return 0;
+}
+
+/* Splits line (its '\n' removed) into c; -1 if it is malformed. */
+static int case_split(const char *line, struct knob_case *c)
+{
+	const char *s = line, *arrow = strstr(line, " => ");
+	size_t n;
+
+	memset(c, 0, sizeof(*c));
+	if (!arrow)
+		return -1;
+	c->expect = arrow + 4;
+	n = strcspn(s, " ");
+	if (n >= sizeof(c->kind))
+		return -1;
+	memcpy(c->kind, s, n);
+	s += n;
+	while (s < arrow) {
+		if (*s++ != ' ' || c->nargs == CASE_ARGS_MAX)
+			return -1;
+		if (*s != '"') {
+			n = strcspn(s, " =");
+			if (n >= sizeof(c->name[0]))
+				return -1;
+			memcpy(c->name[c->nargs], s, n);
+			s += n;
+			if (*s == ' ' && !strcmp(c->kind, "parse") && !c->nargs)
+				s++;
+			else if (*s++ != '=')
+				return -1;
+		}
+		if (case_quoted(&s, c->text[c->nargs], sizeof(c->text[0])))
+			return -1;
+		c->nargs++;
+	}
+	return s == arrow ? 0 : -1;
+}
+
+static void case_parse(const struct knob_case *c, char *got, size_t len)
+{
+	int k = lgp_knob_lookup(c->name[0]);
+	uint64_t v = 12345;
 	int rc;
 
-	for (i = 0; i < sizeof(knob_cases) / sizeof(knob_cases[0]); i++) {
-		const struct knob_case *c = &knob_cases[i];
-
-		v = 12345;
-		rc = lgp_knob_parse(c->knob, c->text, &v, err, sizeof(err));
-		if (!CHECK(rc == c->rc))
-			fprintf(stderr, "    %s '%s': rc %d, want %d\n",
-				lgp_knob_name(c->knob), c->text, rc, c->rc);
-		if (!c->rc)
-			CHECK_EQ_U64(v, c->value);
-		if (c->rc)
-			CHECK(strncmp(err, "bad value '", 11) == 0);
-		else
-			CHECK_STR(err, "");
+	rc = lgp_knob_parse(k, c->text[0], &v, got, len);
+	if (!rc) {
+		CHECK_STR(got, "");
+		snprintf(got, len, "%" PRIu64, v);
+	} else {
+		CHECK(rc == (strstr(got, "(out of range)") ? -ERANGE : -EINVAL));
+		CHECK_EQ_U64(v, 12345);
 	}
+}
+
+static const char *case_source(enum lgp_knob knob, void *ctx)
+{
+	const struct knob_case *c = ctx;
+	int i;
+
+	for (i = 0; i < c->nargs; i++)
+		if (lgp_knob_lookup(c->name[i]) == (int)knob)
+			return c->text[i];
+	return NULL;
+}
+
+static void case_set(const struct knob_case *c, char *got, size_t len)
+{
+	struct lgp_params p;
+	int i;
+
+	for (i = 0; i < c->nargs; i++)
+		CHECK(lgp_knob_lookup(c->name[i]) >= 0);
+	memset(&p, 0xff, sizeof(p));
+	if (!lgp_params_read(&p, case_source, (void *)c, got, len))
+		lgp_params_format(&p, got, len);
+}
+
+static void case_env(const struct knob_case *c, char *got, size_t len)
+{
+	char *envp[CASE_ARGS_MAX + 1];
+	int i;
+
+	for (i = 0; i < c->nargs; i++)
+		envp[i] = (char *)c->text[i];
+	envp[i] = NULL;
+	if (!lgp_env_check(envp, got, len))
+		snprintf(got, len, "ok");
+}
+
+/* Runs every case of the shared file (its path is the first argument). */
+static void test_cases(const char *path)
+{
+	char line[CASE_LINE_MAX], got[LGP_KNOB_ERRLEN];
+	struct knob_case c;
+	unsigned int lineno = 0, ncases = 0;
+	FILE *f = fopen(path, "r");
+
+	if (!CHECK(f != NULL)) {
+		fprintf(stderr, "    cannot open %s\n", path ? path : "(none)");
+		return;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		lineno++;
+		line[strcspn(line, "\n")] = '\0';
+		if (!line[0] || line[0] == '#')
+			continue;
+		ncases++;
+		got[0] = '\0';
+		if (case_split(line, &c)) {
+			CHECK(!"malformed case line");
+		} else if (!strcmp(c.kind, "parse") && c.nargs == 1) {
+			case_parse(&c, got, sizeof(got));
+		} else if (!strcmp(c.kind, "set")) {
+			case_set(&c, got, sizeof(got));
+		} else if (!strcmp(c.kind, "env")) {
+			case_env(&c, got, sizeof(got));
+		} else {
+			CHECK(!"unknown case kind");
+		}
+		if (!CHECK(!strcmp(got, c.expect)))
+			fprintf(stderr, "    %s:%u: %s\n    got %s\n", path,
+				lineno, line, got);
+	}
+	fclose(f);
+	CHECK(ncases >= 100);
 }
 
 static void test_messages(void)
@@ -153,27 +190,9 @@ static void test_messages(void)
 	char err[512], small[16];
 	uint64_t v;
 
-	lgp_knob_parse(LGP_KNOB_LATENCY, "10uss", &v, err, sizeof(err));
-	CHECK_STR(err, "bad value '10uss' for LOGGP_LATENCY: expected "
-		  "<number>{ns|us|ms|s}, e.g. 10us or 2.5ms");
-	lgp_knob_parse(LGP_KNOB_BULK_GAP, "5", &v, err, sizeof(err));
-	CHECK_STR(err, "bad value '5' for LOGGP_BULK_GAP: expected "
-		  "<number>{ps/B|ns/B|us/B}, e.g. 2ns/B or 0.08ns/B");
-	lgp_knob_parse(LGP_KNOB_BANDWIDTH, "0MB/s", &v, err, sizeof(err));
-	CHECK_STR(err, "bad value '0MB/s' for LOGGP_BANDWIDTH: expected "
-		  "<number>{B/s|kB/s|MB/s|GB/s|KiB/s|MiB/s|GiB/s|kbit/s|"
-		  "Mbit/s|Gbit/s} greater than zero, e.g. 50MB/s or 1Gbit/s");
-	lgp_knob_parse(LGP_KNOB_GAP, "99999999999s", &v, err, sizeof(err));
-	CHECK_STR(err, "bad value '99999999999s' for LOGGP_GAP: expected "
-		  "<number>{ns|us|ms|s}, e.g. 10us or 2.5ms (out of range)");
-	lgp_knob_parse(LGP_KNOB_OVERHEAD, "", &v, err, sizeof(err));
-	CHECK(strncmp(err, "bad value '' for LOGGP_OVERHEAD: expected ",
-		      42) == 0);
-
 	/* The message stays on one line whatever the value holds. */
-	lgp_knob_parse(LGP_KNOB_LATENCY, "1\nus", &v, err, sizeof(err));
-	CHECK(strncmp(err, "bad value '1?us' for LOGGP_LATENCY", 34) == 0);
-	CHECK(!strchr(err, '\n'));
+	lgp_knob_parse(LGP_KNOB_LATENCY, "1\r\nus", &v, err, sizeof(err));
+	CHECK(!strchr(err, '\n') && !strchr(err, '\r'));
 	/* A long value is shortened, not allowed to crowd out the forms. */
 	{
 		char longtext[300];
@@ -216,9 +235,20 @@ static void test_names(void)
 	for (k = 0; k < LGP_KNOB_COUNT; k++) {
 		CHECK(lgp_knob_name(k) != NULL);
 		CHECK(lgp_knob_forms(k) != NULL);
+		CHECK(lgp_knob_help(k) != NULL && lgp_knob_help(k)[0]);
 		CHECK_EQ_INT(lgp_knob_lookup(lgp_knob_name(k)), k);
+		CHECK(strlen(lgp_knob_env(k)) == 6 + strlen(lgp_knob_name(k)));
 	}
+	for (k = 0; k < LGP_SETTING_COUNT; k++)
+		CHECK(!strncmp(lgp_setting_env(k), "LOGGP_", 6));
+	CHECK_STR(lgp_setting_env(LGP_SETTING_CLOCK), "LOGGP_CLOCK");
+	CHECK(lgp_setting_env(LGP_SETTING_COUNT) == NULL);
 	CHECK_STR(lgp_knob_name(LGP_KNOB_BULK_GAP), "bulk_gap");
+	CHECK_STR(lgp_knob_env(LGP_KNOB_BULK_GAP), "LOGGP_BULK_GAP");
+	CHECK_STR(lgp_knob_help(LGP_KNOB_OVERHEAD),
+		  "Δo, both Δo_s and Δo_r at once");
+	CHECK(lgp_knob_env(LGP_KNOB_COUNT) == NULL);
+	CHECK(lgp_knob_help(LGP_KNOB_COUNT) == NULL);
 	CHECK_STR(lgp_knob_name(LGP_KNOB_SEND_OVERHEAD), "send_overhead");
 	CHECK(lgp_knob_name(LGP_KNOB_COUNT) == NULL);
 	CHECK(lgp_knob_forms(LGP_KNOB_COUNT) == NULL);
@@ -262,26 +292,16 @@ static void test_params(void)
 static void env_clear(void)
 {
 	int k;
-	char name[64];
-	const char *s;
-	size_t i;
 
-	for (k = 0; k < LGP_KNOB_COUNT; k++) {
-		s = lgp_knob_name(k);
-		strcpy(name, "LOGGP_");
-		for (i = 0; s[i]; i++)
-			name[6 + i] = (char)(s[i] >= 'a' && s[i] <= 'z' ?
-					     s[i] - 'a' + 'A' : s[i]);
-		name[6 + i] = '\0';
-		unsetenv(name);
-	}
+	for (k = 0; k < LGP_KNOB_COUNT; k++)
+		unsetenv(lgp_knob_env(k));
 }
 
+/* lgp_params_from_env() reads LOGGP_<KNOB>; the rules are the set cases'. */
 static void test_env(void)
 {
 	struct lgp_params p;
 	char err[512];
-	int rc;
 
 	env_clear();
 	memset(&p, 0xff, sizeof(p));
@@ -300,49 +320,86 @@ static void test_env(void)
 	CHECK_EQ_U64(p.latency_ns, 4500);
 	CHECK_EQ_U64(p.bulk_gap_fs, 20000000);
 
-	setenv("LOGGP_RECV_OVERHEAD", "1ns", 1);
-	CHECK_EQ_INT(lgp_params_from_env(&p, err, sizeof(err)), 0);
-	CHECK_EQ_U64(p.recv_overhead_ns, 1);
-
-	/* Both bulk forms at once is refused; *p is left alone on error. */
+	/* *p is left alone on error; set but empty is a bad value. */
 	setenv("LOGGP_BULK_GAP", "1ns/B", 1);
-	memset(&p, 0, sizeof(p));
-	rc = lgp_params_from_env(&p, err, sizeof(err));
-	CHECK_EQ_INT(rc, -EINVAL);
-	CHECK_STR(err, "bad value '50MB/s' for LOGGP_BANDWIDTH: expected "
-		  "LOGGP_BANDWIDTH or LOGGP_BULK_GAP, not both");
-	CHECK(!lgp_params_active(&p));
-	unsetenv("LOGGP_BANDWIDTH");
-	CHECK_EQ_INT(lgp_params_from_env(&p, err, sizeof(err)), 0);
-	CHECK_EQ_U64(p.bulk_gap_fs, 1000000);
-
-	/* Set but empty is a bad value, not "unset". */
-	setenv("LOGGP_LATENCY", "", 1);
-	rc = lgp_params_from_env(&p, err, sizeof(err));
-	CHECK_EQ_INT(rc, -EINVAL);
-	CHECK(strncmp(err, "bad value '' for LOGGP_LATENCY: expected ",
-		      41) == 0);
-	CHECK_EQ_U64(p.latency_ns, 4500);
-
-	setenv("LOGGP_LATENCY", "10", 1);
 	CHECK_EQ_INT(lgp_params_from_env(&p, err, sizeof(err)), -EINVAL);
-	CHECK(strstr(err, "'10' for LOGGP_LATENCY") != NULL);
+	CHECK(strstr(err, "not both") != NULL);
+	unsetenv("LOGGP_BANDWIDTH");
+	setenv("LOGGP_LATENCY", "", 1);
+	CHECK_EQ_INT(lgp_params_from_env(&p, err, sizeof(err)), -EINVAL);
+	CHECK(strstr(err, "'' for LOGGP_LATENCY") != NULL);
+	CHECK_EQ_U64(p.latency_ns, 4500);
 	setenv("LOGGP_LATENCY", "99999999999999s", 1);
 	CHECK_EQ_INT(lgp_params_from_env(&p, err, sizeof(err)), -ERANGE);
-
-	/* The first bad knob in enum order is the one reported. */
-	setenv("LOGGP_GAP", "-1us", 1);
-	CHECK_EQ_INT(lgp_params_from_env(&p, err, sizeof(err)), -EINVAL);
-	CHECK(strstr(err, "for LOGGP_GAP:") != NULL);
+	setenv("LOGGP_LATENCY", "1us", 1);
+	CHECK_EQ_INT(lgp_params_from_env(&p, err, sizeof(err)), 0);
+	CHECK_EQ_U64(p.bulk_gap_fs, 1000000);
 	env_clear();
 }
 
-int main(void)
+static void test_conflict(void)
 {
-	test_parse_table();
+	enum lgp_knob a = LGP_KNOB_COUNT, b = LGP_KNOB_COUNT;
+	unsigned int all = 0;
+	int k;
+
+	CHECK(!lgp_knob_conflict(0, &a, &b));
+	CHECK(!lgp_knob_conflict(LGP_KNOB_BIT(LGP_KNOB_BULK_GAP) |
+				 LGP_KNOB_BIT(LGP_KNOB_LATENCY), &a, &b));
+	CHECK(!lgp_knob_conflict(LGP_KNOB_BIT(LGP_KNOB_OVERHEAD) |
+				 LGP_KNOB_BIT(LGP_KNOB_SEND_OVERHEAD), &a, &b));
+	CHECK_EQ_INT(a, LGP_KNOB_COUNT);
+	CHECK(lgp_knob_conflict(LGP_KNOB_BIT(LGP_KNOB_BANDWIDTH) |
+				LGP_KNOB_BIT(LGP_KNOB_BULK_GAP), &a, &b));
+	CHECK_EQ_INT(a, LGP_KNOB_BULK_GAP);
+	CHECK_EQ_INT(b, LGP_KNOB_BANDWIDTH);
+	for (k = 0; k < LGP_KNOB_COUNT; k++)
+		all |= LGP_KNOB_BIT(k);
+	CHECK(lgp_knob_conflict(all, &a, &b));
+	CHECK_EQ_INT(a, LGP_KNOB_BULK_GAP);
+}
+
+static void test_closest(void)
+{
+	char *envp[] = { "LOGGP_GAP=1us", "LOGGP_GAPS=1us", NULL };
+	char err[LGP_KNOB_ERRLEN], longname[300];
+
+	CHECK_STR(lgp_env_closest("LOGGP_LATENCCY"), "LOGGP_LATENCY");
+	CHECK_STR(lgp_env_closest("LOGGP_LATENCCY=10us"), "LOGGP_LATENCY");
+	CHECK_STR(lgp_env_closest("LOGGP_LATENCY"), "LOGGP_LATENCY");
+	CHECK_STR(lgp_env_closest("LOGGP_SEND_OVERHAED"), "LOGGP_SEND_OVERHEAD");
+	CHECK_STR(lgp_env_closest("LOGGP_RECV_OVERHEAD_"), "LOGGP_RECV_OVERHEAD");
+	CHECK_STR(lgp_env_closest("LOGGP_BANDWITH"), "LOGGP_BANDWIDTH");
+	CHECK_STR(lgp_env_closest("LOGGP_CLOK"), "LOGGP_CLOCK");
+	CHECK_STR(lgp_env_closest("LOGGP_PROGRES_THREAD"),
+		  "LOGGP_PROGRESS_THREAD");
+	CHECK_STR(lgp_env_closest("LOGGP_RUNDIR"), "LOGGP_RUN_DIR");
+	/* A tie goes to the first in registry order. */
+	CHECK_STR(lgp_env_closest("LOGGP_GAPX"), "LOGGP_GAP");
+	CHECK_STR(lgp_env_closest(""), "LOGGP_GAP");
+
+	/* The first unknown name is reported, as one bounded line. */
+	CHECK_EQ_INT(lgp_env_check(envp, err, sizeof(err)), -EINVAL);
+	CHECK_STR(err, "unknown variable LOGGP_GAPS: did you mean LOGGP_GAP?");
+	memset(longname, 'X', sizeof(longname) - 1);
+	memcpy(longname, "LOGGP_\n", 7);
+	longname[sizeof(longname) - 1] = '\0';
+	envp[1] = longname;
+	CHECK_EQ_INT(lgp_env_check(envp, err, sizeof(err)), -EINVAL);
+	CHECK(strlen(err) < sizeof(err) - 1 && !strchr(err, '\n'));
+	CHECK(strstr(err, "unknown variable LOGGP_?XXX") == err);
+	CHECK_EQ_INT(lgp_env_check(NULL, err, sizeof(err)), 0);
+	CHECK_EQ_INT(lgp_env_check(envp, NULL, 0), -EINVAL);
+}
+
+int main(int argc, char **argv)
+{
+	test_cases(argc > 1 ? argv[1] : NULL);
 	test_messages();
 	test_names();
 	test_params();
 	test_env();
+	test_conflict();
+	test_closest();
 	return check_done("test_knob");
 }

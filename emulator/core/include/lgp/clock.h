@@ -8,7 +8,8 @@
  * invariant or LOGGP_CLOCK=monotonic is set.  LOGGP_CLOCK=tsc uses the
  * TSC even when cpuid does not report it invariant (some VMs hide the bit);
  * any other LOGGP_CLOCK value (empty included) makes init return -EINVAL
- * and use CLOCK_MONOTONIC.  The calibration sleeps about 10 ms.  Init is
+ * and use CLOCK_MONOTONIC (the shim and loggp-calibrate refuse such a value
+ * before, with lgp_env_check()).  The calibration sleeps about 10 ms.  Init is
  * idempotent and thread-safe (pthread_once); lgp_now_ns() calls it lazily
  * on first use, so the first call may take that long.
  *

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * LogGP knobs: names, units and parsing.
+ * LogGP knobs: names, units and parsing, all from the registry
+ * lgp/knobs.def (the same file loggp/knobs.py reads).
  *
  * Every knob value carries a unit (docs/design.md, "Knobs"):
  *   time knobs (overhead, send_overhead, recv_overhead, gap, latency):
@@ -42,24 +43,36 @@ extern "C" {
 /* An err buffer of this size always holds a whole error line. */
 #define LGP_KNOB_ERRLEN 256
 
+/* Longest part of an offending value echoed in an error line. */
+#define LGP_ECHO_MAX 64
+
+/* How a value is written (lgp/knobs.def, LGP_FAMILY). */
+enum lgp_family {
+#define LGP_FAMILY(id, metavar, report_unit, report_label, forms) \
+	LGP_FAMILY_##id,
+#include "lgp/knobs.def"
+	LGP_FAMILY_COUNT
+};
+
+/* The knobs, in the order they are applied (lgp/knobs.def, LGP_KNOB). */
 enum lgp_knob {
-	LGP_KNOB_OVERHEAD,	/* sets send_overhead and recv_overhead */
-	LGP_KNOB_SEND_OVERHEAD,
-	LGP_KNOB_RECV_OVERHEAD,
-	LGP_KNOB_GAP,
-	LGP_KNOB_LATENCY,
-	LGP_KNOB_BULK_GAP,
-	LGP_KNOB_BANDWIDTH,	/* sets bulk_gap = 1 / bandwidth */
+#define LGP_KNOB(id, name, family, sets, group, shims, symbol, what, help) \
+	LGP_KNOB_##id,
+#include "lgp/knobs.def"
 	LGP_KNOB_COUNT
 };
 
-/* The resolved delays one shim applies; all zero means "pass through". */
+/* A set of knobs, e.g. those given, for lgp_knob_conflict(). */
+#define LGP_KNOB_BIT(knob) (1U << (knob))
+
+/*
+ * The resolved delays one shim applies, one member per LGP_PARAM
+ * (send_overhead_ns, recv_overhead_ns, gap_ns, latency_ns, bulk_gap_fs in
+ * femtoseconds per byte); all zero means "pass through".
+ */
 struct lgp_params {
-	uint64_t send_overhead_ns;
-	uint64_t recv_overhead_ns;
-	uint64_t gap_ns;
-	uint64_t latency_ns;
-	uint64_t bulk_gap_fs;	/* femtoseconds per byte */
+#define LGP_PARAM(name, suffix, unit) uint64_t name##_##suffix;
+#include "lgp/knobs.def"
 };
 
 /*
@@ -68,11 +81,27 @@ struct lgp_params {
  */
 const char *lgp_knob_name(enum lgp_knob knob);
 
+/* The knob's environment variable ("LOGGP_BULK_GAP"); NULL if invalid. */
+const char *lgp_knob_env(enum lgp_knob knob);
+
+/* The knob's one-line description; NULL for an invalid knob. */
+const char *lgp_knob_help(enum lgp_knob knob);
+
 /* Accepted forms of a knob's value, for error messages and help text. */
 const char *lgp_knob_forms(enum lgp_knob knob);
 
 /* Knob by its exact lower-case name ("latency", "bulk_gap"); -1 if unknown. */
 int lgp_knob_lookup(const char *name);
+
+/*
+ * The mutual exclusion of knobs that set the same thing (bulk_gap and
+ * bandwidth): if given (a set of LGP_KNOB_BIT()s) holds two knobs of one
+ * group, stores them in enum order in *first and *second and returns 1;
+ * otherwise returns 0.  Every caller words its own error with the names
+ * it knows the knobs by.
+ */
+int lgp_knob_conflict(unsigned int given, enum lgp_knob *first,
+		      enum lgp_knob *second);
 
 /*
  * Parse one value of a knob.  On success stores nanoseconds (time knobs)
@@ -86,19 +115,36 @@ int lgp_knob_parse(enum lgp_knob knob, const char *text, uint64_t *out,
 		   char *err, size_t errlen);
 
 /*
- * Apply one parsed knob to a parameter set: overhead sets both overheads,
- * bandwidth and bulk_gap both set bulk_gap_fs.
+ * Copies text for an error line into dst of len bytes (LGP_ECHO_MAX + 1
+ * in every message of the core): a longer text is cut and ends in "...",
+ * non-printable characters are shown as '?'.
+ */
+void lgp_echo(char *dst, size_t len, const char *text);
+
+/*
+ * Apply one parsed knob to a parameter set: it is stored in every param
+ * its registry row sets (overhead in both overheads, bandwidth and
+ * bulk_gap in bulk_gap_fs).
  */
 void lgp_params_set(struct lgp_params *p, enum lgp_knob knob, uint64_t value);
 
+/* Where a knob's text comes from: NULL when the knob is not set. */
+typedef const char *(*lgp_knob_source)(enum lgp_knob knob, void *ctx);
+
 /*
- * Read the LOGGP_<KNOB> environment variables into *p (unset knobs are
- * zero; set but empty is a bad value).  LOGGP_OVERHEAD is applied before
- * the per-side overheads, so LOGGP_SEND_OVERHEAD/LOGGP_RECV_OVERHEAD
- * refine it; setting both LOGGP_BULK_GAP and LOGGP_BANDWIDTH is -EINVAL.
- * Returns 0 or the first error in enum order, with its message in err;
- * *p is written only on success.
+ * Read every knob's text from get into *p (unset knobs are zero, set but
+ * empty is a bad value).  Two knobs of one group (lgp_knob_conflict()) are
+ * -EINVAL, reported as a bad value of the second:
+ *   bad value '<text>' for LOGGP_BANDWIDTH: expected LOGGP_BANDWIDTH or
+ *   LOGGP_BULK_GAP, not both
+ * Otherwise knobs are parsed and applied in enum order, so LOGGP_OVERHEAD
+ * comes before the per-side overheads that refine it.  Returns 0 or the
+ * first error, with its message in err; *p is written only on success.
  */
+int lgp_params_read(struct lgp_params *p, lgp_knob_source get, void *ctx,
+		    char *err, size_t errlen);
+
+/* lgp_params_read() from the LOGGP_<KNOB> environment variables. */
 int lgp_params_from_env(struct lgp_params *p, char *err, size_t errlen);
 
 /* Nonzero if any delay is configured. */
