@@ -17,7 +17,7 @@ import pytest
 from conftest import BUILD
 from netns_util import loggp, running_testbed, skip_without_netns, snapshot, unique_prefix
 
-from loggp import netmeasure, netns
+from loggp.net import netmeasure, netns
 
 pytestmark = [pytest.mark.integration, pytest.mark.needs_root]
 

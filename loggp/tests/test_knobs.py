@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from loggp.errors import KnobError
-from loggp.knobs import (
+from loggp.plan.knobs import (
     UINT64_MAX,
     Knob,
     KnobSet,

@@ -224,7 +224,7 @@ def test_missing_program_is_a_clear_error(fake_build: Path, tmp_path: Path) -> N
 def test_run_metrics_reach_a_real_prometheus(fake_build: Path, tmp_path: Path) -> None:
     """loggp run --prometheus: the runner's own metrics are found through Prometheus' query
     API in the TSDB the run kept, and the report is written."""
-    from loggp.prometheus import PrometheusServer, find_prometheus
+    from loggp.metrics.prometheus import PrometheusServer, find_prometheus
 
     try:
         find_prometheus()

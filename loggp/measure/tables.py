@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from rich.table import Table
 
-from loggp.calibrate import REL_TOLERANCE, Comparison
+from loggp.measure.calibrate import REL_TOLERANCE, Comparison
 
 # Columns wide enough for any result, so output to a file or pipe is never wrapped.
 TABLE_WIDTH = 132

@@ -24,11 +24,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from loggp.errors import LoggpError
-from loggp.experiment import Experiment, Workload
-from loggp.knobs import KnobSet
-from loggp.netns import tool
-from loggp.shim import REPO_ROOT, build_dir, process_env
-from loggp.testbed import State, TestbedError, host_addr, host_ns, require, workload_cpus
+from loggp.net.netns import tool
+from loggp.net.testbed import State, TestbedError, host_addr, host_ns, require, workload_cpus
+from loggp.plan.experiment import Experiment, Workload
+from loggp.plan.knobs import KnobSet
+from loggp.run.shim import REPO_ROOT, build_dir, process_env
 
 
 class LaunchError(LoggpError):

@@ -21,9 +21,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from loggp.errors import ToolFailedError
-from loggp.knobs import FS_PER_NS, KnobSet, Params
-from loggp.proc import spawn, wait_all
-from loggp.shim import calibrate_binary, process_env
+from loggp.plan.knobs import FS_PER_NS, KnobSet, Params
+from loggp.run.proc import spawn, wait_all
+from loggp.run.shim import calibrate_binary, process_env
 
 DEFAULT_TIMEOUT_S = 60.0
 

@@ -21,11 +21,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from loggp import netns
 from loggp.errors import LoggpError, UsageError
-from loggp.proc import failure_line
-from loggp.shim import build_dir
-from loggp.wirectl import WireControl, WireControlError, wire_request
+from loggp.net import netns
+from loggp.net.wirectl import WireControl, WireControlError, wire_request
+from loggp.run.proc import failure_line
+from loggp.run.shim import build_dir
 
 STATE_VERSION = 1
 DEFAULT_PREFIX = "lgp"

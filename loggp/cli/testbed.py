@@ -13,9 +13,9 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from loggp import testbed
 from loggp.errors import KnobError, UsageError
-from loggp.knobs import Knob, parse_knob
+from loggp.net import testbed
+from loggp.plan.knobs import Knob, parse_knob
 
 # option -> (wire key, knob whose forms it takes); jitter is a time like latency.
 _TIME_OPTIONS = {

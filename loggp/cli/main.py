@@ -25,17 +25,17 @@ from typing import NoReturn
 
 from rich.console import Console
 
-from loggp.calibrate import DEFAULT_TIMEOUT_S, compare, run_calibrate
-from loggp.commands import cmd_report, cmd_run, cmd_show
-from loggp.demo import DEFAULT_PROVIDER, POINT_TIMEOUT_S, run_demo
+from loggp.cli.run import cmd_report, cmd_run, cmd_show
+from loggp.cli.testbed import NEGATABLE_OPTIONS, cmd_testbed
+from loggp.cli.testbed import add_parser as add_testbed_parser
 from loggp.errors import LoggpError, UsageError
-from loggp.knobs import Knob, KnobSet
-from loggp.proc import run_foreground
-from loggp.provenance import provenance
-from loggp.shim import calibrate_binary, process_env, shim_library
-from loggp.tables import TABLE_WIDTH, comparison_table
-from loggp.testbed_cli import NEGATABLE_OPTIONS, cmd_testbed
-from loggp.testbed_cli import add_parser as add_testbed_parser
+from loggp.measure.calibrate import DEFAULT_TIMEOUT_S, compare, run_calibrate
+from loggp.measure.demo import DEFAULT_PROVIDER, POINT_TIMEOUT_S, run_demo
+from loggp.measure.tables import TABLE_WIDTH, comparison_table
+from loggp.plan.knobs import Knob, KnobSet
+from loggp.run.proc import run_foreground
+from loggp.run.provenance import provenance
+from loggp.run.shim import calibrate_binary, process_env, shim_library
 
 USAGE_EXIT = 2
 

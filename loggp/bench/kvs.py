@@ -23,8 +23,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
-from loggp.benchdoc import machine, write_section  # noqa: E402
+from loggp.bench.doc import machine, write_section
 
 TOOL = "kap_bench"
 BEGIN = "<!-- kvs:begin (written by services/kvs/bench/kap_bench.py) -->"

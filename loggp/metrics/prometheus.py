@@ -40,7 +40,7 @@ from typing import Any
 import yaml
 
 from loggp.errors import LoggpError, ToolFailedError, ToolTimeoutError
-from loggp.proc import Spawned, exit_status, failure_line, spawn
+from loggp.run.proc import Spawned, exit_status, failure_line, spawn
 
 PROMETHEUS = "prometheus"  # binary and Debian package
 NODE_EXPORTER = "prometheus-node-exporter"  # binary and Debian package

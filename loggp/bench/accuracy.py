@@ -27,9 +27,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-# The shared section writer of docs/benchmarks.md; this script runs as plain python3.
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from loggp.benchdoc import machine, write_section  # noqa: E402
+from loggp.bench.doc import machine, write_section
 
 TOOL = "loggp-accuracy"
 SECTION_BEGIN = "<!-- accuracy:begin (written by emulator/calibrate/accuracy.py) -->"

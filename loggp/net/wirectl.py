@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from loggp.errors import LoggpError
-from loggp.knobs import Knob, KnobSet
+from loggp.plan.knobs import Knob, KnobSet
 
 DEFAULT_TIMEOUT_S = 5.0
 _MAX_RESPONSE = 1 << 20

@@ -10,8 +10,8 @@ from datetime import UTC, datetime
 from importlib import metadata
 from typing import Any
 
-from loggp.proc import run_capture
-from loggp.shim import REPO_ROOT, build_dir
+from loggp.run.proc import run_capture
+from loggp.run.shim import REPO_ROOT, build_dir
 
 
 def _package_version() -> str:

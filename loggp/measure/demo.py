@@ -19,11 +19,17 @@ from typing import Any
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-from loggp.calibrate import CalibrateRun, Comparison, compare, relevant_metrics, run_calibrate
-from loggp.knobs import KnobSet
-from loggp.provenance import provenance
-from loggp.shim import REPO_ROOT, calibrate_binary, shim_library
-from loggp.tables import comparison_table
+from loggp.measure.calibrate import (
+    CalibrateRun,
+    Comparison,
+    compare,
+    relevant_metrics,
+    run_calibrate,
+)
+from loggp.measure.tables import comparison_table
+from loggp.plan.knobs import KnobSet
+from loggp.run.provenance import provenance
+from loggp.run.shim import REPO_ROOT, calibrate_binary, shim_library
 
 DEFAULT_PROVIDER = "shm"
 DEFAULT_LATENCIES_US = (10, 100)

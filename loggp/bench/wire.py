@@ -28,11 +28,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
-from loggp import netmeasure, netns, testbed  # noqa: E402
-from loggp.benchdoc import machine, write_section  # noqa: E402
-from loggp.errors import LoggpError  # noqa: E402
-from loggp.wirectl import wire_request  # noqa: E402
+from loggp.bench.doc import machine, write_section
+from loggp.errors import LoggpError
+from loggp.net import netmeasure, netns, testbed
+from loggp.net.wirectl import wire_request
 
 TOOL = "loggp-wire-bench"
 SECTION_BEGIN = "<!-- wire:begin (written by emulator/wire/bench/wire_bench.py) -->"

@@ -11,19 +11,19 @@ from rich.table import Table
 
 from analysis.report import ReportError, write_report
 from loggp.errors import LoggpError
-from loggp.experiment import Experiment, load_experiment
-from loggp.launch import preflight
-from loggp.prometheus import host_cpu_per_point
-from loggp.rundir import (
+from loggp.metrics.prometheus import host_cpu_per_point
+from loggp.plan.experiment import Experiment, load_experiment
+from loggp.plan.sweep import expand
+from loggp.results.rundir import (
     RunRecord,
     latest_run_dir,
     new_run_dir,
     read_run,
     stored_experiment,
 )
-from loggp.runner import RunOptions, new_record, run_plan
-from loggp.shim import shim_library
-from loggp.sweep import expand
+from loggp.run.launch import preflight
+from loggp.run.runner import RunOptions, new_record, run_plan
+from loggp.run.shim import shim_library
 
 
 class ReportFailedError(LoggpError):

@@ -14,8 +14,8 @@ import math
 from dataclasses import dataclass
 from decimal import Decimal
 
-from loggp.experiment import Experiment, Range, Workload
-from loggp.knobs import FS_PER_NS, Knob, KnobSet, parse_knob
+from loggp.plan.experiment import Experiment, Range, Workload
+from loggp.plan.knobs import FS_PER_NS, Knob, KnobSet, parse_knob
 
 _RATE_TEXT = Decimal(1_000_000)  # bandwidth ranges are written in MB/s
 

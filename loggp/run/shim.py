@@ -12,9 +12,9 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from loggp.errors import ShimNotFoundError
-from loggp.knobs import KnobSet, without_knob_env
+from loggp.plan.knobs import KnobSet, without_knob_env
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+REPO_ROOT = Path(__file__).resolve().parents[2]
 SHIM_LIB = "libloggp-fi.so"
 HOOK_NAME = "loggp"
 

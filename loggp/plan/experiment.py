@@ -33,8 +33,8 @@ from pydantic import (
 )
 
 from loggp.errors import LoggpError
-from loggp.knobs import Knob, KnobSet, parse_knob
-from loggp.yamlpos import Located, Path_, load_located
+from loggp.plan.knobs import Knob, KnobSet, parse_knob
+from loggp.plan.yamlpos import Located, Path_, load_located
 
 SCHEMA_VERSION = 1
 DEFAULT_SUITE = "default.yaml"

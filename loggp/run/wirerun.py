@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from loggp.errors import LoggpError
-from loggp.knobs import KnobSet
-from loggp.testbed import require
-from loggp.wirectl import WireControl, WireControlError, restore_request, set_request
+from loggp.net.testbed import require
+from loggp.net.wirectl import WireControl, WireControlError, restore_request, set_request
+from loggp.plan.knobs import KnobSet
 
 _COUNTERS = ("rx_pkts", "rx_bytes", "tx_pkts", "tx_bytes")
 

@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from loggp.errors import LoggpError
-from loggp.experiment import Experiment, parse_experiment
-from loggp.sweep import Point
+from loggp.plan.experiment import Experiment, parse_experiment
+from loggp.plan.sweep import Point
 
 RUN_FILE = "run.json"
 RUN_VERSION = 1

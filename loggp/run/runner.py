@@ -27,16 +27,16 @@ from rich.progress import (
 )
 
 from loggp.errors import LoggpError
-from loggp.experiment import Experiment
-from loggp.launch import Launch, point_launch
-from loggp.metrics import RunMetrics
-from loggp.prometheus import PrometheusServer, find_node_exporter, find_prometheus
-from loggp.provenance import provenance
-from loggp.result import messages_check, result_line, shim_stats
-from loggp.rundir import RunRecord, plan_entry, write_run
-from loggp.store import PointRecord, Store
-from loggp.sweep import Point, expand
-from loggp.wirerun import WireSession
+from loggp.metrics.exporter import RunMetrics
+from loggp.metrics.prometheus import PrometheusServer, find_node_exporter, find_prometheus
+from loggp.plan.experiment import Experiment
+from loggp.plan.sweep import Point, expand
+from loggp.results.protocol import messages_check, result_line, shim_stats
+from loggp.results.rundir import RunRecord, plan_entry, write_run
+from loggp.results.store import PointRecord, Store
+from loggp.run.launch import Launch, point_launch
+from loggp.run.provenance import provenance
+from loggp.run.wirerun import WireSession
 
 _TAIL_LINES = 20
 _FIRST_SCRAPE_S = 20.0
