@@ -1,4 +1,4 @@
-"""The experiment subcommands of `loggp`: run, show and report."""
+"""`loggp run [FILE]`: run an experiment's plan into a run directory, then report it."""
 
 from __future__ import annotations
 
@@ -7,11 +7,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from rich.console import Console
-from rich.table import Table
 
-from analysis.report import ReportError, write_report
+from loggp.cli.report import report
+from loggp.cli.show import plan_table, settings_table
 from loggp.errors import LoggpError
-from loggp.metrics.prometheus import host_cpu_per_point
 from loggp.plan.experiment import Experiment, load_experiment
 from loggp.plan.sweep import expand
 from loggp.results.rundir import (
@@ -26,58 +25,38 @@ from loggp.run.runner import RunOptions, new_record, run_plan
 from loggp.run.shim import shim_library
 
 
-class ReportFailedError(LoggpError):
-    """The report could not be written."""
-
-
-def _plan_table(exp: Experiment) -> Table:
-    plan = expand(exp)
-    t = Table(title=f"{exp.name}: {len(plan)} points", title_justify="left")
-    for col in ("#", "point", "workload", "knob", "setting", "repeat"):
-        t.add_column(col)
-    for p in plan:
-        setting = p.knobs.label()
-        t.add_row(str(p.seq), p.point_id, p.workload.name, p.sweep_knob, setting, str(p.repeat))
-    return t
-
-
-def _settings_table(exp: Experiment, source: str) -> Table:
-    t = Table(title=f"experiment {exp.name} ({source})", title_justify="left", show_header=False)
-    t.add_column("key")
-    t.add_column("value")
-    t.add_row("description", exp.description or "-")
-    t.add_row("launcher", exp.launcher.model_dump_json(exclude_defaults=True) or exp.launcher.kind)
-    t.add_row("emulator", exp.emulator.model_dump_json())
-    t.add_row("sweep", exp.sweep.model_dump_json(by_alias=True))
-    t.add_row("repeats / warm-up / seed", f"{exp.repeats} / {exp.warmup} / {exp.seed}")
-    t.add_row("timeout", f"{exp.timeout:g} s per point")
-    for w in exp.workloads:
-        t.add_row(f"workload {w.name}", w.model_dump_json(exclude={"name"}))
-    return t
-
-
-def cmd_show(args: argparse.Namespace, console: Console) -> int:
-    exp, _, source = load_experiment(args.file)
-    console.print(_settings_table(exp, source))
-    console.print(_plan_table(exp))
-    return 0
-
-
-def report(run_dir: Path, out: Path | None, console: Console) -> Path:
-    """Writes the report, with host CPU per point when the run kept Prometheus data."""
-    rec = read_run(run_dir)
-    windows = {k: (v[0], v[1]) for k, v in rec.windows.items()}
-    cpu = host_cpu_per_point(run_dir, windows) if rec.prometheus else None
-    try:
-        return write_report(run_dir, out, host_cpu=cpu)
-    except ReportError as e:
-        raise ReportFailedError(f"report of {run_dir}: {e}") from None
-
-
-def cmd_report(args: argparse.Namespace, console: Console) -> int:
-    index = report(args.run_dir, args.out, console)
-    console.print(f"report: {index}")
-    return 0
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "run",
+        help="run an experiment (the built-in default suite without FILE)",
+        description="Run every point of an experiment file's plan with a progress bar, store "
+        "the results in a run directory (results.sqlite, run.json) and write its report. "
+        "Without FILE the built-in default suite runs.  A failed point is recorded and the "
+        "run goes on; Ctrl-C leaves every finished point stored for --resume.",
+    )
+    p.add_argument("file", nargs="?", type=Path, metavar="FILE", help="experiment YAML")
+    p.add_argument(
+        "--out",
+        type=Path,
+        metavar="DIR",
+        help="run directory (default: <output>/<name>-<timestamp>)",
+    )
+    p.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue the run in --out DIR (default: the newest run of this experiment), "
+        "skipping finished points",
+    )
+    p.add_argument("--fail-fast", action="store_true", help="stop at the first failed point")
+    p.add_argument("--dry-run", action="store_true", help="print the plan and run nothing")
+    p.add_argument(
+        "--prometheus",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="start a Prometheus server that scrapes the run "
+        "(default: on when the prometheus binary is installed)",
+    )
+    p.add_argument("--no-report", action="store_true", help="do not write the report")
 
 
 def _resume(args: argparse.Namespace) -> tuple[Experiment, RunRecord, Path, Path | None]:
@@ -106,8 +85,8 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
         exp, text, source = load_experiment(args.file)
         exp_dir = args.file.resolve().parent if args.file else None
         if args.dry_run:
-            console.print(_settings_table(exp, source))
-            console.print(_plan_table(exp))
+            console.print(settings_table(exp, source))
+            console.print(plan_table(exp))
             return 0
     preflight(exp, exp_dir)
     if exp.emulator.shim == "fabric":

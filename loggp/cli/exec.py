@@ -1,0 +1,48 @@
+"""`loggp exec [knob options] -- CMD...`: one command beneath the shim."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from rich.console import Console
+
+from loggp.cli import options
+from loggp.errors import UsageError
+from loggp.run.proc import run_foreground
+from loggp.run.shim import process_env
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "exec",
+        help="run a command beneath the shim",
+        description="Run CMD beneath the libfabric shim with the given knobs and "
+        "return its exit status.  LOGGP_* knobs inherited from the environment "
+        "are dropped: only the options given here apply.",
+    )
+    options.add_knob_options(p)
+    p.add_argument(
+        "--stats",
+        type=Path,
+        metavar="FILE",
+        help="the shim appends one JSON line of counters per process to FILE",
+    )
+    p.add_argument(
+        "--timeout",
+        type=options.positive,
+        metavar="SEC",
+        help="kill CMD after SEC seconds (default: no limit)",
+    )
+    p.add_argument("argv", nargs=argparse.REMAINDER, metavar="-- CMD...")
+
+
+def cmd_exec(args: argparse.Namespace, console: Console) -> int:
+    knobs = options.knobs(args)
+    argv = list(args.argv)
+    if argv and argv[0] == "--":
+        argv = argv[1:]
+    if not argv:
+        raise UsageError("exec: no command given (usage: loggp exec [knob options] -- CMD...)")
+    env = process_env(knobs, stats_file=args.stats)
+    return run_foreground(argv, env, args.timeout, f"command '{argv[0]}'")
