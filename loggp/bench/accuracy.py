@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Accuracy benchmark of the loggp libfabric shim, driven by loggp-calibrate.
 
 For every provider it measures the LogGP parameters of the bare stack, of
@@ -7,9 +6,9 @@ each configured delta (emulator/calibrate/README.md), then compares the measured
 increase over the bare stack with the configured delta.  It writes a JSON
 document and replaces its own section of docs/benchmarks.md.
 
-    python3 emulator/calibrate/accuracy.py --build build --out docs/benchmarks.json
+    loggp bench accuracy --build build --out docs/benchmarks.json
 
-Standard library only.  Exit status 0 when every run completed (whether or
+Exit status 0 when every run completed (whether or
 not each comparison passed), 1 on any error, with one line on stderr.
 """
 
@@ -29,8 +28,10 @@ from typing import Any
 
 from loggp.bench.doc import machine, write_section
 
+NAME = "accuracy"
+SUMMARY = "the shim's measured o, g, L, G against the configured deltas (loggp-calibrate)"
 TOOL = "loggp-accuracy"
-SECTION_BEGIN = "<!-- accuracy:begin (written by emulator/calibrate/accuracy.py) -->"
+SECTION_BEGIN = "<!-- accuracy:begin (written by loggp bench accuracy) -->"
 SECTION_END = "<!-- accuracy:end -->"
 
 # Deltas of the issue's acceptance criterion, per knob.
@@ -407,7 +408,7 @@ def write_markdown(path: Path, section: str) -> None:
 
 
 def parse_args(argv: list[str]) -> tuple[Settings, argparse.Namespace]:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(prog=f"loggp bench {NAME}", description=__doc__.splitlines()[0])
     ap.add_argument("--build", type=Path, default=Path("build"), help="CMake build directory")
     ap.add_argument("--out", type=Path, default=Path("docs/benchmarks.json"))
     ap.add_argument("--markdown", type=Path, default=Path("docs/benchmarks.md"))
@@ -488,7 +489,3 @@ def main(argv: list[str]) -> int:
         file=sys.stderr,
     )
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

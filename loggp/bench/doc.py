@@ -1,7 +1,5 @@
-"""docs/benchmarks.md is shared by several benchmark programs: each owns one section
-between its own begin and end markers and replaces only that section.
-
-Standard library only: the benchmark programs run as plain `python3 SCRIPT`.
+"""docs/benchmarks.md is shared by the benchmark programs of `loggp bench`: each owns one
+section between its own begin and end markers and replaces only that section.
 """
 
 from __future__ import annotations

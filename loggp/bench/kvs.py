@@ -1,8 +1,7 @@
-#!/usr/bin/env python3
 """KAP benchmark: phase maxima of the KVS at 2, 4 and 8 processes, 8 B and 2 KiB values,
 without the shim and beneath it at ΔL = 10 µs and 100 µs.
 
-    python3 services/kvs/bench/kap_bench.py --build build
+    loggp bench kvs --build build
 
 Each configuration runs `repeats` times (default 3) under mpirun with MPI on its own
 transports, so the brokers are the only libfabric users (provider tcp;ofi_rxm); every
@@ -25,8 +24,10 @@ from typing import Any
 
 from loggp.bench.doc import machine, write_section
 
+NAME = "kvs"
+SUMMARY = "KVS phase maxima (KAP) at 2, 4, 8 processes, without the shim and at ΔL 10, 100 µs"
 TOOL = "kap_bench"
-BEGIN = "<!-- kvs:begin (written by services/kvs/bench/kap_bench.py) -->"
+BEGIN = "<!-- kvs:begin (written by loggp bench kvs) -->"
 END = "<!-- kvs:end -->"
 PROVIDER = "tcp;ofi_rxm"
 # MPI on its own transports, so the brokers are the only libfabric users; and yielding
@@ -122,13 +123,13 @@ def markdown(doc: dict[str, Any]) -> str:
     return "\n".join(out)
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(prog=f"loggp bench {NAME}", description=__doc__.splitlines()[0])
     ap.add_argument("--build", type=Path, default=Path("build"))
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--out", type=Path, default=Path("docs/benchmarks-kvs.json"))
     ap.add_argument("--markdown", type=Path, default=Path("docs/benchmarks.md"))
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     build = args.build.resolve()
     if not (build / "workloads" / "kap" / "kap").is_file():
         sys.exit(f"{TOOL}: {build}/workloads/kap/kap not built (cmake --build {build})")
@@ -138,7 +139,3 @@ def main() -> int:
     write_section(args.markdown, markdown(doc), BEGIN, END)
     print(f"{TOOL}: wrote {args.out} and {args.markdown}")
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

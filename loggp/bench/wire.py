@@ -1,13 +1,12 @@
-#!/usr/bin/env python3
 """Accuracy and speed benchmark of loggp-wire on a 2-host namespace testbed.
 
-    sudo .venv/bin/python emulator/wire/bench/wire_bench.py --build build
+    sudo .venv/bin/loggp bench wire --build build
 
 (a) ping RTT h0 -> h1 for ΔL in {0, 50, 100, 500, 1000, 5000} us on every port: the
     median RTT increase over ΔL=0 must be 2·ΔL within max(10 us, 5 %); p99 reported.
 (b) iperf3 TCP h0 -> h1 unshaped and limited to 10, 100, 500 Mbit/s: the Ethernet frame
-    rate the wire carried (goodput · (MSS + 66) / MSS, loggp/netmeasure.py) must be
-    within 5 % of the limit.
+    rate the wire carried (goodput · (MSS + 66) / MSS, loggp/net/netmeasure.py) must
+    be within 5 % of the limit.
 (c) the wire's queue drops in those runs (expected 0 where the queue limit allows).
 (d) the unshaped rate of loggp-wire against dpdk-testpmd io-forwarding the same vdevs.
 
@@ -33,8 +32,10 @@ from loggp.errors import LoggpError
 from loggp.net import netmeasure, netns, testbed
 from loggp.net.wirectl import wire_request
 
+NAME = "wire"
+SUMMARY = "loggp-wire's latency and bandwidth accuracy, forwarding rate (root, 2-host testbed)"
 TOOL = "loggp-wire-bench"
-SECTION_BEGIN = "<!-- wire:begin (written by emulator/wire/bench/wire_bench.py) -->"
+SECTION_BEGIN = "<!-- wire:begin (written by loggp bench wire) -->"
 SECTION_END = "<!-- wire:end -->"
 LATENCIES_US = [0, 50, 100, 500, 1000, 5000]
 LIMITS_MBIT = [10, 100, 500]
@@ -153,7 +154,7 @@ def markdown(doc: dict[str, Any]) -> str:
         "(network namespaces, veth, MTU 1500) through one loggp-wire in switch mode, "
         f"`--no-huge --no-pci`, net_af_packet, 1 lcore, `--idle-sleep "
         f"{doc['config']['idle_sleep']}`. Written by "
-        "`emulator/wire/bench/wire_bench.py` (JSON: `docs/benchmarks-wire.json`).",
+        "`loggp bench wire` (JSON: `docs/benchmarks-wire.json`).",
         "",
         f"Ping h0 → h1, {doc['config']['pings']} pings {doc['config']['ping_interval_s']} s "
         "apart per point, ΔL on every port: the RTT grows by 2·ΔL (one egress each way); "
@@ -203,7 +204,7 @@ def markdown(doc: dict[str, Any]) -> str:
 
 
 def main(argv: list[str]) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(prog=f"loggp bench {NAME}", description=__doc__.splitlines()[0])
     ap.add_argument("--build", type=Path, default=Path("build"), help="CMake build directory")
     ap.add_argument("--out", type=Path, default=Path("docs/benchmarks-wire.json"))
     ap.add_argument("--markdown", type=Path, default=Path("docs/benchmarks.md"))
@@ -249,7 +250,3 @@ def main(argv: list[str]) -> int:
     verdicts = [c["pass"] for c in doc["ping"]] + [c["pass"] for c in doc["iperf3"] if "pass" in c]
     print(f"{TOOL}: {sum(verdicts)}/{len(verdicts)} checks passed; {a.out}, {a.markdown}")
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

@@ -7,6 +7,7 @@
     loggp calibrate [-p PROVIDER] [knob options] [--json FILE]
     loggp demo [-p PROVIDER] [--out DIR]
     loggp testbed up N | down | status | set   [--prefix P] [wire knob options]
+    loggp bench NAME [OPTIONS] | --list
 
 Every expected failure is a LoggpError: one line on stderr and a non-zero exit (2 for a bad
 knob or bad usage, 1 otherwise), never a traceback.  Each verb's parser and handler live in
@@ -22,7 +23,7 @@ from typing import NoReturn
 
 from rich.console import Console
 
-from loggp.cli import calibrate, demo, report, run, show, testbed
+from loggp.cli import bench, calibrate, demo, report, run, show, testbed
 from loggp.cli import exec as exec_
 from loggp.errors import LoggpError
 from loggp.measure.tables import TABLE_WIDTH
@@ -40,6 +41,7 @@ VERBS: dict[str, tuple[Callable[[argparse._SubParsersAction], None], Handler]] =
     "calibrate": (calibrate.add_parser, calibrate.cmd_calibrate),
     "demo": (demo.add_parser, demo.cmd_demo),
     "testbed": (testbed.add_parser, testbed.cmd_testbed),
+    "bench": (bench.add_parser, bench.cmd_bench),
 }
 
 

@@ -1,7 +1,7 @@
 """Network namespaces, veth pairs and processes, through iproute2, ethtool and /proc.
 
 Each function does one system change and raises NetnsError naming the command and its
-error on failure; the testbed (loggp/testbed.py) records every change in its state file
+error on failure; the testbed (loggp/net/testbed.py) records every change in its state file
 before or right after making it.  Root is needed for all changes.
 """
 

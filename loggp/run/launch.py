@@ -114,7 +114,7 @@ def netns_agent(prefix: str, hosts: int, out: Path) -> Path:
     cases = "".join(f"\t{host_addr(i)}) ns={host_ns(prefix, i)} ;;\n" for i in range(hosts))
     out.write_text(
         "#!/bin/sh\n"
-        f"# rsh agent of loggp's netns launcher for testbed '{prefix}' (loggp/launch.py)\n"
+        f"# rsh agent of loggp's netns launcher for testbed '{prefix}' (loggp/run/launch.py)\n"
         'while [ $# -gt 0 ]; do case "$1" in -*) shift ;; *) break ;; esac; done\n'
         'host=$1\nshift\ncase "$host" in\n'
         f"{cases}"
