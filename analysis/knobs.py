@@ -8,10 +8,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-# sweep_knob values that are not knobs
-BASELINE = "baseline"
-GRID = "grid"
-
 
 @dataclass(frozen=True)
 class KnobInfo:

@@ -33,8 +33,7 @@ from wsgiref.simple_server import WSGIServer
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
 
 from loggp.errors import LoggpError
-
-STATUSES = ("ok", "failed", "timeout", "invalid")
+from loggp.results.store import STATUSES
 
 # Points last from well under a second (a ping-pong) to many minutes (an MPI suite).
 WALL_BUCKETS = (0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 600.0, 1800.0)

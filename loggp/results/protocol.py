@@ -1,16 +1,22 @@
 """Reading a point's outcome: the workload's result line and the shim's counters.
 
-The result protocol is documented in docs/results.md: the last stdout line that is a JSON
-object with the key "loggp_result".
+This module owns the result protocol (docs/results.md): the last stdout line that is a JSON
+object with the key "loggp_result".  The runner finds it with `result_line` and stores it
+(column `result`); readers of a stored result take its numbers through `result_metric` and
+`MsgCounts`, which keep only finite numbers (non-negative whole counts for `msgs`) and read
+anything else as absent.
 """
 
 from __future__ import annotations
 
 import json
+import math
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 PROTOCOL_VERSION = 1
+RESULT_KEY = "loggp_result"
 
 
 def result_line(stdout: str) -> dict[str, Any] | None:
@@ -23,9 +29,69 @@ def result_line(stdout: str) -> dict[str, Any] | None:
             obj = json.loads(line)
         except json.JSONDecodeError:
             continue
-        if isinstance(obj, dict) and "loggp_result" in obj:
+        if isinstance(obj, dict) and RESULT_KEY in obj:
             return obj
     return None
+
+
+def is_number(v: Any) -> bool:
+    """A finite int or float (a JSON true/false is not a number)."""
+    return not isinstance(v, bool) and isinstance(v, int | float) and math.isfinite(v)
+
+
+def result_metric(result: dict[str, Any], name: str) -> float | None:
+    """A number from the result's `metrics` object, if present."""
+    metrics = result.get("metrics")
+    if not isinstance(metrics, dict):
+        return None
+    v = metrics.get(name)
+    return float(v) if is_number(v) else None
+
+
+def _count(value: Any) -> int | None:
+    return int(value) if is_number(value) and value >= 0 else None
+
+
+@dataclass(frozen=True)
+class MsgCounts:
+    """The `msgs` object of a workload's result; None where the program did not report it."""
+
+    total: int | None = None
+    bytes: int | None = None
+    critical_path: int | None = None
+    critical_bytes: int | None = None
+    critical_sends: int | None = None
+    critical_recvs: int | None = None
+
+    @property
+    def send_count(self) -> int | None:
+        """S: sends on the critical path, each paying o_s (default: critical_path)."""
+        return self.critical_sends if self.critical_sends is not None else self.critical_path
+
+    @property
+    def recv_count(self) -> int | None:
+        """R: receives on the critical path, each paying o_r (default: critical_path)."""
+        return self.critical_recvs if self.critical_recvs is not None else self.critical_path
+
+    @property
+    def overhead_count(self) -> int | None:
+        """S + R: the overheads on the critical path when Δo applies to both sides."""
+        s, r = self.send_count, self.recv_count
+        return None if s is None or r is None else s + r
+
+    @classmethod
+    def from_result(cls, result: dict[str, Any]) -> MsgCounts:
+        msgs = result.get("msgs")
+        if not isinstance(msgs, dict):
+            return cls()
+        return cls(
+            total=_count(msgs.get("total")),
+            bytes=_count(msgs.get("bytes")),
+            critical_path=_count(msgs.get("critical_path")),
+            critical_bytes=_count(msgs.get("critical_bytes")),
+            critical_sends=_count(msgs.get("critical_sends")),
+            critical_recvs=_count(msgs.get("critical_recvs")),
+        )
 
 
 def shim_stats(path: Path) -> list[dict[str, Any]]:

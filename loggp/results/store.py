@@ -1,8 +1,11 @@
 """The run's result store: results.sqlite, one committed row per finished point.
 
-The table is the contract with analysis/ and is documented in docs/results.md.  Each point
-is written in one transaction, so an interrupted run keeps every finished point and no
-half-written one; --resume skips the point_ids found here.
+This module owns table `points` (docs/results.md): its columns and their types, the status
+and sweep_knob values a row may hold, and the writer (`Store`, for `loggp run`); its reader
+is loggp/results/reader.py.  Nothing else names the columns or writes the database.
+
+Each point is written in one transaction, so an interrupted run keeps every finished point
+and no half-written one; --resume skips the point_ids found here.
 """
 
 from __future__ import annotations
@@ -17,30 +20,54 @@ from loggp.errors import LoggpError
 
 STORE_FILE = "results.sqlite"
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS points (
-    point_id         TEXT PRIMARY KEY,
-    seq              INTEGER NOT NULL,
-    workload         TEXT NOT NULL,
-    sweep_knob       TEXT NOT NULL,
-    sweep_value      REAL,
-    knobs            TEXT NOT NULL,
-    knob_values      TEXT NOT NULL,
-    repeat           INTEGER NOT NULL,
-    status           TEXT NOT NULL,
-    exit_code        INTEGER,
-    metric           TEXT,
-    value            REAL,
-    higher_is_better INTEGER NOT NULL DEFAULT 0,
-    result           TEXT,
-    shim_stats       TEXT,
-    msgs_check       TEXT,
-    wall_s           REAL,
-    started          REAL,
-    finished         REAL,
-    stderr_tail      TEXT
+# Every column of table `points` with its SQL type, in the order docs/results.md lists them.
+COLUMN_TYPES = {
+    "point_id": "TEXT PRIMARY KEY",
+    "seq": "INTEGER NOT NULL",
+    "workload": "TEXT NOT NULL",
+    "sweep_knob": "TEXT NOT NULL",
+    "sweep_value": "REAL",
+    "knobs": "TEXT NOT NULL",
+    "knob_values": "TEXT NOT NULL",
+    "repeat": "INTEGER NOT NULL",
+    "status": "TEXT NOT NULL",
+    "exit_code": "INTEGER",
+    "metric": "TEXT",
+    "value": "REAL",
+    "higher_is_better": "INTEGER NOT NULL DEFAULT 0",
+    "result": "TEXT",
+    "shim_stats": "TEXT",
+    "msgs_check": "TEXT",
+    "wall_s": "REAL",
+    "started": "REAL",
+    "finished": "REAL",
+    "stderr_tail": "TEXT",
+}
+COLUMNS = tuple(COLUMN_TYPES)
+SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS points (\n"
+    + ",\n".join(f"    {name} {sql}" for name, sql in COLUMN_TYPES.items())
+    + "\n)"
 )
-"""
+# The columns a reader cannot do without: which point, what was swept, what it measured.
+REQUIRED = (
+    "point_id",
+    "workload",
+    "sweep_knob",
+    "sweep_value",
+    "repeat",
+    "status",
+    "metric",
+    "value",
+    "higher_is_better",
+)
+
+# Column status: only an ok point has a value.
+STATUS_OK = "ok"
+STATUSES = (STATUS_OK, "failed", "timeout", "invalid")
+# Column sweep_knob holds a knob name, or one of these.
+SWEEP_BASELINE = "baseline"
+SWEEP_GRID = "grid"
 
 
 class StoreError(LoggpError):
@@ -80,7 +107,7 @@ class Store:
         self.path = run_dir / STORE_FILE
         try:
             self._db = sqlite3.connect(self.path)
-            self._db.execute(_SCHEMA)
+            self._db.execute(SCHEMA)
             self._db.commit()
         except sqlite3.Error as e:
             raise StoreError(f"{self.path}: cannot open the result store: {e}") from None
@@ -115,8 +142,3 @@ class Store:
         except sqlite3.Error as e:
             raise StoreError(f"{self.path}: cannot store point {rec.point_id}: {e}") from None
 
-    def rows(self) -> list[dict[str, Any]]:
-        """Every stored point as a dict of columns, in plan order."""
-        cur = self._db.execute("SELECT * FROM points ORDER BY seq")
-        names = [d[0] for d in cur.description]
-        return [dict(zip(names, r, strict=True)) for r in cur.fetchall()]

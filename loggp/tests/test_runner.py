@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 import shlex
-import sqlite3
 import sys
 from pathlib import Path
 
 import pytest
 
+from loggp.results.reader import read_points
+from loggp.results.store import STORE_FILE
 from loggp.tests.cli import loggp
 
 pytestmark = pytest.mark.unit
@@ -35,11 +36,7 @@ def write_experiment(tmp: Path, repeats: int = 2, extra: str = "") -> Path:
 
 
 def rows(run_dir: Path) -> list[dict]:
-    db = sqlite3.connect(run_dir / "results.sqlite")
-    db.row_factory = sqlite3.Row
-    out = [dict(r) for r in db.execute("SELECT * FROM points ORDER BY seq")]
-    db.close()
-    return out
+    return [p.row for p in read_points(run_dir / STORE_FILE)[1]]
 
 
 def comparable(run_dir: Path) -> list[tuple]:
