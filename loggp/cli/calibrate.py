@@ -12,7 +12,6 @@ from rich.console import Console
 
 from loggp.cli import options
 from loggp.measure.calibrate import DEFAULT_TIMEOUT_S, compare, run_calibrate
-from loggp.measure.demo import DEFAULT_PROVIDER
 from loggp.measure.tables import comparison_table
 from loggp.run.provenance import provenance
 from loggp.run.shim import calibrate_binary, shim_library
@@ -25,22 +24,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         description="Run loggp-calibrate (server and client on 127.0.0.1) "
         "without the shim and beneath it, and print configured vs measured.",
     )
-    p.add_argument(
-        "-p",
-        "--provider",
-        default=DEFAULT_PROVIDER,
-        help=f"libfabric provider (default: {DEFAULT_PROVIDER})",
-    )
+    options.add_provider_option(p)
     options.add_knob_options(p)
     p.add_argument("--json", type=Path, metavar="FILE", help="write both runs and the comparison")
-    p.add_argument("-n", "--iterations", type=options.count, help="samples per measured point")
-    p.add_argument(
-        "--timeout",
-        type=options.positive,
-        default=DEFAULT_TIMEOUT_S,
-        metavar="SEC",
-        help=f"per run (default: {DEFAULT_TIMEOUT_S:g})",
-    )
+    options.add_sampling_options(p, DEFAULT_TIMEOUT_S, "run")
 
 
 def cmd_calibrate(args: argparse.Namespace, console: Console) -> int:

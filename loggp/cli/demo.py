@@ -8,7 +8,7 @@ from pathlib import Path
 from rich.console import Console
 
 from loggp.cli import options
-from loggp.measure.demo import DEFAULT_PROVIDER, POINT_TIMEOUT_S, run_demo
+from loggp.measure.demo import POINT_TIMEOUT_S, run_demo
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -19,21 +19,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "print configured Δ vs measured increase; results go to "
         "results/demo-<timestamp>/.",
     )
-    p.add_argument(
-        "-p",
-        "--provider",
-        default=DEFAULT_PROVIDER,
-        help=f"libfabric provider (default: {DEFAULT_PROVIDER})",
-    )
+    options.add_provider_option(p)
     p.add_argument("--out", type=Path, metavar="DIR", help="parent of the results directory")
-    p.add_argument("-n", "--iterations", type=options.count, help="samples per measured point")
-    p.add_argument(
-        "--timeout",
-        type=options.positive,
-        default=POINT_TIMEOUT_S,
-        metavar="SEC",
-        help=f"per point (default: {POINT_TIMEOUT_S:g})",
-    )
+    options.add_sampling_options(p, POINT_TIMEOUT_S, "point")
 
 
 def cmd_demo(args: argparse.Namespace, console: Console) -> int:

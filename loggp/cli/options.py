@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from loggp.measure.demo import DEFAULT_PROVIDER
 from loggp.plan.knobs import Knob, KnobSet
 
 
@@ -14,6 +15,28 @@ def add_knob_options(p: argparse.ArgumentParser) -> None:
         group.add_argument(
             knob.option, dest=knob.value, metavar=metavar, help=f"sets {knob.env}; {knob.forms}"
         )
+
+
+def add_provider_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "-p",
+        "--provider",
+        default=DEFAULT_PROVIDER,
+        help=f"libfabric provider (default: {DEFAULT_PROVIDER})",
+    )
+
+
+def add_sampling_options(p: argparse.ArgumentParser, timeout: float, per: str) -> None:
+    """-n and --timeout of the verbs that run loggp-calibrate; per says what the timeout
+    bounds."""
+    p.add_argument("-n", "--iterations", type=count, help="samples per measured point")
+    p.add_argument(
+        "--timeout",
+        type=positive,
+        default=timeout,
+        metavar="SEC",
+        help=f"per {per} (default: {timeout:g})",
+    )
 
 
 def knobs(args: argparse.Namespace) -> KnobSet:
