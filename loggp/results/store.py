@@ -71,7 +71,7 @@ SWEEP_GRID = "grid"
 
 
 class StoreError(LoggpError):
-    """The result store cannot be opened or written."""
+    """The result store cannot be opened, written or read; one line naming the file."""
 
 
 @dataclass(frozen=True)
