@@ -23,7 +23,8 @@ from analysis.kap import assess_kap, kap_means
 from analysis.knobs import knob_info
 from analysis.model import FIT_RULE, Models
 from analysis.slowdown import STAT_METHOD, Analysis, CurvePoint, KnobSummary, Stat
-from analysis.store import Point, Run
+from analysis.store import Run
+from loggp.results.reader import StoredPoint
 
 # Provenance keys shown first, in this order; the rest follow alphabetically.
 PROVENANCE_ORDER = (
@@ -471,13 +472,13 @@ def _definitions() -> str:
     )
 
 
-def _delta(p: Point) -> str:
+def _delta(p: StoredPoint) -> str:
     if p.sweep_value is None:
         return ""
     return f"{p.sweep_value:g} {knob_info(p.sweep_knob).unit}"
 
 
-def _point_cpu(page: Page, p: Point) -> str:
+def _point_cpu(page: Page, p: StoredPoint) -> str:
     assert page.host_cpu is not None
     return fmt_cpu(page.host_cpu.get(p.point_id))
 

@@ -23,7 +23,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from analysis.findings import NOT_MEASURED, NOT_REPRODUCED, REPRODUCED, Finding
-from analysis.store import Point
+from loggp.results.reader import StoredPoint
+from loggp.results.store import SWEEP_BASELINE
 
 # A fit must explain this much more variance to be called the better model.
 FIT_MARGIN = 0.02
@@ -53,11 +54,11 @@ class KapMeans:
     n: int
 
 
-def kap_means(points: Sequence[Point]) -> list[KapMeans]:
+def kap_means(points: Sequence[StoredPoint]) -> list[KapMeans]:
     """Mean sync and consumer maxima of every KAP setting at the baseline."""
     acc: dict[KapSetting, list[tuple[float, float]]] = defaultdict(list)
     for p in points:
-        if not p.ok or p.sweep_knob != "baseline" or p.result.get("workload") != "kap":
+        if not p.ok or p.sweep_knob != SWEEP_BASELINE or p.result.get("workload") != "kap":
             continue
         prm, m = p.result.get("params", {}), p.result.get("metrics", {})
         try:
@@ -176,7 +177,7 @@ ASSESSMENTS: tuple[Callable[[Sequence[KapMeans]], Finding], ...] = (
 )
 
 
-def assess_kap(points: Sequence[Point]) -> list[Finding] | None:
+def assess_kap(points: Sequence[StoredPoint]) -> list[Finding] | None:
     """The KVS study's claims against this run; None when the run has no KAP points."""
     means = kap_means(points)
     if not means:

@@ -10,11 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from loggp.knobs import Knob
-
-# sweep_knob values that are not knobs
-BASELINE = "baseline"
-GRID = "grid"
+from loggp.plan.knobs import Knob
 
 
 @dataclass(frozen=True)

@@ -34,7 +34,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from analysis.slowdown import Analysis, Baseline, Curve, baseline_x, median_ci
-from analysis.store import Point
+from loggp.results.reader import StoredPoint
 
 # A curve whose median slowdowns span less than this has no R² (it is "flat").
 FLAT_SLOWDOWN = 0.1
@@ -162,7 +162,7 @@ class Models:
         return self.fits.get((knob, workload))
 
 
-def fit_models(analysis: Analysis, points: Iterable[Point]) -> Models:
+def fit_models(analysis: Analysis, points: Iterable[StoredPoint]) -> Models:
     """A model line for every curve whose workload reported the counts the knob needs."""
     by_id = {p.point_id: p for p in points}
     fits: dict[tuple[str, str], Model] = {}
@@ -179,7 +179,7 @@ def fit_models(analysis: Analysis, points: Iterable[Point]) -> Models:
     return Models(fits, skipped)
 
 
-def _fit(curve: Curve, base: Baseline, by_id: Mapping[str, Point]) -> Model | str:
+def _fit(curve: Curve, base: Baseline, by_id: Mapping[str, StoredPoint]) -> Model | str:
     term = _TERMS.get(curve.knob)
     if term is None:
         return f"no model for knob {curve.knob}"
@@ -212,7 +212,7 @@ def _fit(curve: Curve, base: Baseline, by_id: Mapping[str, Point]) -> Model | st
     )
 
 
-def _baseline_seconds(base: Baseline, by_id: Mapping[str, Point]) -> float | None:
+def _baseline_seconds(base: Baseline, by_id: Mapping[str, StoredPoint]) -> float | None:
     scale = metric_seconds(base.metric)
     if scale is not None and not base.higher_is_better:
         return base.median * scale
@@ -221,7 +221,7 @@ def _baseline_seconds(base: Baseline, by_id: Mapping[str, Point]) -> float | Non
     return median_ci(known).median if known else None
 
 
-def _mean_count(ids: Iterable[str], name: str, by_id: Mapping[str, Point]) -> float | None:
+def _mean_count(ids: Iterable[str], name: str, by_id: Mapping[str, StoredPoint]) -> float | None:
     counts = [getattr(by_id[pid].msgs, name) for pid in ids]
     known = [c for c in counts if c is not None]
     return math.fsum(known) / len(known) if known else None

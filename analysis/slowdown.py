@@ -28,8 +28,9 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from analysis.knobs import BASELINE, GRID, knob_info, knob_sort_key
-from analysis.store import Point
+from analysis.knobs import knob_info, knob_sort_key
+from loggp.results.reader import StoredPoint
+from loggp.results.store import SWEEP_BASELINE, SWEEP_GRID
 
 # The least coverage an interval must have.
 COVERAGE = 0.95
@@ -159,7 +160,7 @@ class GridCell:
 class Excluded:
     """A point that is on no curve, and why."""
 
-    point: Point
+    point: StoredPoint
     reason: str
 
 
@@ -177,12 +178,12 @@ class Analysis:
         return next((k for k in self.knobs if k.knob == name), None)
 
 
-def analyse(points: Iterable[Point]) -> Analysis:
+def analyse(points: Iterable[StoredPoint]) -> Analysis:
     """Baselines, per-point slowdowns, curves per knob and the excluded points."""
     points = tuple(points)
     workloads = tuple(dict.fromkeys(p.workload for p in points))
     excluded: list[Excluded] = []
-    usable: list[Point] = []
+    usable: list[StoredPoint] = []
     for p in points:
         reason = _unusable(p)
         if reason is None:
@@ -192,7 +193,7 @@ def analyse(points: Iterable[Point]) -> Analysis:
 
     baselines, no_baseline = _baselines(points, usable)
     slowdown: dict[str, float] = {}
-    on_curves: list[Point] = []
+    on_curves: list[StoredPoint] = []
     for p in usable:
         base = baselines.get(p.workload)
         if base is None:
@@ -206,7 +207,7 @@ def analyse(points: Iterable[Point]) -> Analysis:
         on_curves.append(p)
 
     knob_names = sorted(
-        {p.sweep_knob for p in points} - {BASELINE, GRID},
+        {p.sweep_knob for p in points} - {SWEEP_BASELINE, SWEEP_GRID},
         key=knob_sort_key,
     )
     knobs = tuple(
@@ -225,7 +226,7 @@ def analyse(points: Iterable[Point]) -> Analysis:
     )
 
 
-def _unusable(p: Point) -> str | None:
+def _unusable(p: StoredPoint) -> str | None:
     if not p.ok:
         if p.status == "invalid":
             return "invalid: the workload's own check of its output failed"
@@ -235,19 +236,19 @@ def _unusable(p: Point) -> str | None:
         return "ok but no value recorded"
     if p.value <= 0:
         return f"ok but value {p.value:g} is not positive"
-    if p.sweep_knob not in (BASELINE, GRID) and p.sweep_value is None:
+    if p.sweep_knob not in (SWEEP_BASELINE, SWEEP_GRID) and p.sweep_value is None:
         return f"sweep_value missing for knob {p.sweep_knob}"
     return None
 
 
 def _baselines(
-    points: Sequence[Point], usable: Sequence[Point]
+    points: Sequence[StoredPoint], usable: Sequence[StoredPoint]
 ) -> tuple[dict[str, Baseline], dict[str, str]]:
     baselines: dict[str, Baseline] = {}
     no_baseline: dict[str, str] = {}
     for wl in dict.fromkeys(p.workload for p in points):
-        recorded = [p for p in points if p.workload == wl and p.sweep_knob == BASELINE]
-        good = [p for p in usable if p.workload == wl and p.sweep_knob == BASELINE]
+        recorded = [p for p in points if p.workload == wl and p.sweep_knob == SWEEP_BASELINE]
+        good = [p for p in usable if p.workload == wl and p.sweep_knob == SWEEP_BASELINE]
         if not recorded:
             no_baseline[wl] = "no baseline points recorded"
             continue
@@ -277,8 +278,8 @@ def baseline_x(knob: str, base: Baseline) -> float | None:
 
 def _knob_summary(
     knob: str,
-    points: Sequence[Point],
-    on_curves: Sequence[Point],
+    points: Sequence[StoredPoint],
+    on_curves: Sequence[StoredPoint],
     baselines: dict[str, Baseline],
     slowdown: dict[str, float],
     workloads: Sequence[str],
@@ -291,7 +292,7 @@ def _knob_summary(
         if not wl_points:
             continue
         base = baselines[wl]
-        by_x: dict[float, list[Point]] = {}
+        by_x: dict[float, list[StoredPoint]] = {}
         for p in wl_points:
             assert p.sweep_value is not None
             by_x.setdefault(p.sweep_value, []).append(p)
@@ -325,10 +326,10 @@ def _knob_summary(
     )
 
 
-def _grid(on_curves: Sequence[Point], slowdown: dict[str, float]) -> tuple[GridCell, ...]:
-    cells: dict[tuple[str, str], list[Point]] = {}
+def _grid(on_curves: Sequence[StoredPoint], slowdown: dict[str, float]) -> tuple[GridCell, ...]:
+    cells: dict[tuple[str, str], list[StoredPoint]] = {}
     for p in on_curves:
-        if p.sweep_knob == GRID:
+        if p.sweep_knob == SWEEP_GRID:
             key = (p.workload, json.dumps(p.knob_values, sort_keys=True))
             cells.setdefault(key, []).append(p)
     return tuple(

@@ -2,6 +2,6 @@
 
 import sys
 
-from loggp.cli import main
+from loggp.cli.main import main
 
 sys.exit(main())

@@ -43,3 +43,8 @@ class UsageError(LoggpError):
     """The command line is incomplete in a way argparse cannot see."""
 
     exit_code = 2
+
+
+def one_line(e: BaseException) -> str:
+    """An exception's message with its whitespace folded: one line for an error message."""
+    return " ".join(str(e).split()) or type(e).__name__

@@ -387,6 +387,20 @@ def run_workload(
     return run(argv, env, timeout=timeout)
 
 
+def assert_refused(proc: subprocess.CompletedProcess[str], name: str, msg: str) -> None:
+    """A workload refused its options: exit 2, one line of its own naming msg, no result."""
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    own = [line for line in proc.stderr.splitlines() if line.startswith(f"{name}: ")]
+    assert len(own) == 1 and msg in own[0], proc.stderr
+    assert '"loggp_result"' not in proc.stdout, proc.stdout
+
+
+def assert_usage(proc: subprocess.CompletedProcess[str], name: str) -> None:
+    """A workload's -h: its usage on stdout, exit 0."""
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.startswith(f"usage: mpirun -np N {name} "), proc.stdout
+
+
 def workload_result(stdout: str) -> dict[str, Any]:
     """The one result line (docs/results.md), with its message totals checked."""
     lines = [line for line in stdout.splitlines() if '"loggp_result"' in line]

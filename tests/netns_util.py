@@ -8,7 +8,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -16,6 +15,8 @@ from typing import Any
 
 import pytest
 from conftest import BUILD, REPO
+
+from loggp.tests.cli import loggp as run_loggp
 
 WIRE = BUILD / "emulator" / "wire" / "loggp-wire"
 _COUNTER = itertools.count()
@@ -39,16 +40,13 @@ def unique_prefix() -> str:
 
 
 def loggp(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ, LOGGP_BUILD=str(BUILD))
-    env.pop("LOGGP_RUN_DIR", None)
-    return subprocess.run(
-        [sys.executable, "-m", "loggp", *args],
-        capture_output=True,
-        text=True,
-        env=env,
+    """The command on this build, with the testbed's state where root keeps it."""
+    return run_loggp(
+        *args,
+        env_extra={"LOGGP_BUILD": str(BUILD)},
+        unset=("LOGGP_RUN_DIR",),
         cwd=REPO,
         timeout=timeout,
-        check=False,
     )
 
 

@@ -16,7 +16,7 @@ import json
 from typing import Any
 
 import pytest
-from conftest import MPI_OWN_TRANSPORT, mpi_over_ofi, run_workload
+from conftest import MPI_OWN_TRANSPORT, assert_refused, assert_usage, mpi_over_ofi, run_workload
 
 pytestmark = pytest.mark.integration
 
@@ -149,13 +149,8 @@ BAD = [
 
 @pytest.mark.parametrize(("args", "msg"), BAD, ids=[" ".join(b[0]) for b in BAD])
 def test_barnes_bad_option(mpirun_bin, args, msg) -> None:
-    proc = mpirun_bh(mpirun_bin, 1, args)
-    assert proc.returncode == 2, proc.stdout + proc.stderr
-    own = [line for line in proc.stderr.splitlines() if line.startswith("barnes: ")]
-    assert len(own) == 1 and msg in own[0], proc.stderr
+    assert_refused(mpirun_bh(mpirun_bin, 1, args), "barnes", msg)
 
 
 def test_barnes_help(mpirun_bin) -> None:
-    proc = mpirun_bh(mpirun_bin, 1, ["-h"])
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert proc.stdout.startswith("usage: mpirun -np N barnes "), proc.stdout
+    assert_usage(mpirun_bh(mpirun_bin, 1, ["-h"]), "barnes")

@@ -19,6 +19,8 @@ from typing import Any
 import pytest
 from conftest import (
     MPI_OWN_TRANSPORT,
+    assert_refused,
+    assert_usage,
     mpi_over_ofi,
     opt_args,
     run_workload,
@@ -140,17 +142,11 @@ BAD = [
 
 @pytest.mark.parametrize(("args", "msg"), BAD, ids=[" ".join(b[0]) for b in BAD])
 def test_em3d_bad_option(mpirun_bin, args, msg) -> None:
-    proc = launch(mpirun_bin, 2, args)
-    assert proc.returncode == 2, proc.stdout + proc.stderr
-    own = [line for line in proc.stderr.splitlines() if line.startswith("em3d: ")]
-    assert len(own) == 1 and msg in own[0], proc.stderr
-    assert '"loggp_result"' not in proc.stdout, proc.stdout
+    assert_refused(launch(mpirun_bin, 2, args), "em3d", msg)
 
 
 def test_em3d_help(mpirun_bin) -> None:
-    proc = launch(mpirun_bin, 1, ["-h"])
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert proc.stdout.startswith("usage: mpirun -np N em3d "), proc.stdout
+    assert_usage(launch(mpirun_bin, 1, ["-h"]), "em3d")
 
 
 @pytest.mark.parametrize(

@@ -14,7 +14,7 @@ import math
 from typing import Any
 
 import pytest
-from conftest import MPI_OWN_TRANSPORT, mpi_over_ofi, run_workload
+from conftest import MPI_OWN_TRANSPORT, assert_refused, assert_usage, mpi_over_ofi, run_workload
 
 pytestmark = pytest.mark.integration
 
@@ -169,13 +169,8 @@ BAD = [
 
 @pytest.mark.parametrize(("args", "msg"), BAD, ids=[" ".join(b[0]) for b in BAD])
 def test_nowsort_bad_option(mpirun_bin, args, msg) -> None:
-    proc = mpirun_ns(mpirun_bin, 1, args)
-    assert proc.returncode == 2, proc.stdout + proc.stderr
-    own = [line for line in proc.stderr.splitlines() if line.startswith("nowsort: ")]
-    assert len(own) == 1 and msg in own[0], proc.stderr
+    assert_refused(mpirun_ns(mpirun_bin, 1, args), "nowsort", msg)
 
 
 def test_nowsort_help(mpirun_bin) -> None:
-    proc = mpirun_ns(mpirun_bin, 1, ["-h"])
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert proc.stdout.startswith("usage: mpirun -np N nowsort "), proc.stdout
+    assert_usage(mpirun_ns(mpirun_bin, 1, ["-h"]), "nowsort")

@@ -12,14 +12,12 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from conftest import mpi_over_ofi
+from conftest import assert_refused, assert_usage, mpi_over_ofi, run_workload
 from test_app_radix import (
     LATENCY_US,
     argv,
-    bad_option,
     check_sort_result,
     crit_phases,
-    mpirun_wl,
     radix_moves,
     result_line,
 )
@@ -54,7 +52,7 @@ CASES = [
 
 @pytest.mark.parametrize(("np", "opts"), CASES, ids=[f"np{np}-{argv(o)}" for np, o in CASES])
 def test_radb_own_transport(mpirun_bin, np, opts) -> None:
-    proc = mpirun_wl(mpirun_bin, "radb", np, argv(opts))
+    proc = run_workload(mpirun_bin, "radb", np, argv(opts))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     res = result_line(proc.stdout)
     check_sort_result("radb", np, opts, res)
@@ -65,7 +63,7 @@ def test_radb_own_transport(mpirun_bin, np, opts) -> None:
 def test_radb_beneath_shim(mpirun_bin, shim) -> None:
     opts = {"n": 20000}
     env = shim(latency=f"{LATENCY_US:g}us", overhead="2us")
-    proc = mpirun_wl(mpirun_bin, "radb", 2, argv(opts), mpi_over_ofi("tcp;ofi_rxm"), env.env)
+    proc = run_workload(mpirun_bin, "radb", 2, argv(opts), mpi_over_ofi("tcp;ofi_rxm"), env.env)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     res = result_line(proc.stdout)
     check_sort_result("radb", 2, opts, res)
@@ -77,7 +75,7 @@ def test_radb_beneath_shim(mpirun_bin, shim) -> None:
 
 @pytest.mark.parametrize(("np", "args"), [(2, ["-n", "500"]), (4, ["-N", "9"])])
 def test_radb_checker_catches_corruption(mpirun_bin, np, args) -> None:
-    proc = mpirun_wl(mpirun_bin, "radb", np, [*args, "-X"])
+    proc = run_workload(mpirun_bin, "radb", np, [*args, "-X"])
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert result_line(proc.stdout)["valid"] is False
     assert "radb: " in proc.stderr, proc.stderr
@@ -93,10 +91,8 @@ BAD = [
 
 @pytest.mark.parametrize(("args", "msg"), BAD, ids=[" ".join(b[0]) for b in BAD])
 def test_radb_bad_option(mpirun_bin, args, msg) -> None:
-    bad_option(mpirun_bin, "radb", args, msg)
+    assert_refused(run_workload(mpirun_bin, "radb", 1, args), "radb", msg)
 
 
 def test_radb_help(mpirun_bin) -> None:
-    proc = mpirun_wl(mpirun_bin, "radb", 1, ["-h"])
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert proc.stdout.startswith("usage: mpirun -np N radb "), proc.stdout
+    assert_usage(run_workload(mpirun_bin, "radb", 1, ["-h"]), "radb")

@@ -16,15 +16,13 @@ from __future__ import annotations
 
 import json
 from bisect import bisect_right
-from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import BUILD, MPI_OWN_TRANSPORT, base_env, mpi_over_ofi, mpirun_cmd, run
+from conftest import assert_refused, assert_usage, mpi_over_ofi, run_workload
 
 pytestmark = pytest.mark.integration
 
-TIMEOUT = 120.0
 M64 = (1 << 64) - 1
 GOLDEN = 0x9E3779B97F4A7C15
 LATENCY_US = 20.0
@@ -135,26 +133,6 @@ def sample_buckets(np: int, opts: dict[str, Any]) -> list[list[int]]:
 # --- running the programs ---
 
 
-def wl_path(name: str) -> Path:
-    path = BUILD / "workloads" / name / name
-    if not path.is_file():
-        pytest.fail(f"workload not built: {path} (cmake --build {BUILD})")
-    return path
-
-
-def mpirun_wl(
-    mpirun_bin: str,
-    name: str,
-    np: int,
-    args: list[str],
-    mca: list[str] = MPI_OWN_TRANSPORT,
-    env: dict[str, str] | None = None,
-):
-    env = env if env is not None else base_env()
-    cmd = mpirun_cmd(mpirun_bin, np, [str(wl_path(name)), *args], mca, env)
-    return run(cmd, env, timeout=TIMEOUT)
-
-
 def argv(opts: dict[str, Any]) -> list[str]:
     return [a for k, v in opts.items() for a in (f"-{k}", str(v))]
 
@@ -180,14 +158,6 @@ def check_sort_result(name: str, np: int, opts: dict[str, Any], res: dict[str, A
     assert m["ns_per_key"] == pytest.approx(want_ns, rel=1e-6), m
 
 
-def bad_option(mpirun_bin: str, name: str, args: list[str], msg: str) -> None:
-    proc = mpirun_wl(mpirun_bin, name, 1, args)
-    assert proc.returncode == 2, proc.stdout + proc.stderr
-    own = [line for line in proc.stderr.splitlines() if line.startswith(f"{name}: ")]
-    assert len(own) == 1 and msg in own[0], proc.stderr
-    assert '"loggp_result"' not in proc.stdout, proc.stdout
-
-
 # --- radix ---
 
 # odd totals (-N 1001 on 4 ranks: 251, 250, 250, 250), ranks without keys
@@ -207,7 +177,7 @@ CASES = [
 
 @pytest.mark.parametrize(("np", "opts"), CASES, ids=[f"np{np}-{argv(o)}" for np, o in CASES])
 def test_radix_own_transport(mpirun_bin, np, opts) -> None:
-    proc = mpirun_wl(mpirun_bin, "radix", np, argv(opts))
+    proc = run_workload(mpirun_bin, "radix", np, argv(opts))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     res = result_line(proc.stdout)
     check_sort_result("radix", np, opts, res)
@@ -219,7 +189,7 @@ def test_radix_own_transport(mpirun_bin, np, opts) -> None:
 def test_radix_beneath_shim(mpirun_bin, shim) -> None:
     opts = {"n": 1000}
     env = shim(latency=f"{LATENCY_US:g}us", overhead="2us")
-    proc = mpirun_wl(mpirun_bin, "radix", 2, argv(opts), mpi_over_ofi("tcp;ofi_rxm"), env.env)
+    proc = run_workload(mpirun_bin, "radix", 2, argv(opts), mpi_over_ofi("tcp;ofi_rxm"), env.env)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     res = result_line(proc.stdout)
     check_sort_result("radix", 2, opts, res)
@@ -231,7 +201,7 @@ def test_radix_beneath_shim(mpirun_bin, shim) -> None:
 
 @pytest.mark.parametrize(("np", "args"), [(2, ["-n", "500"]), (4, ["-N", "7", "-g", "2"])])
 def test_radix_checker_catches_corruption(mpirun_bin, np, args) -> None:
-    proc = mpirun_wl(mpirun_bin, "radix", np, [*args, "-X"])
+    proc = run_workload(mpirun_bin, "radix", np, [*args, "-X"])
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert result_line(proc.stdout)["valid"] is False
     # a key damaged before its last pass is sorted by its new value: the checksum
@@ -251,10 +221,8 @@ BAD = [
 
 @pytest.mark.parametrize(("args", "msg"), BAD, ids=[" ".join(b[0]) for b in BAD])
 def test_radix_bad_option(mpirun_bin, args, msg) -> None:
-    bad_option(mpirun_bin, "radix", args, msg)
+    assert_refused(run_workload(mpirun_bin, "radix", 1, args), "radix", msg)
 
 
 def test_radix_help(mpirun_bin) -> None:
-    proc = mpirun_wl(mpirun_bin, "radix", 1, ["-h"])
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert proc.stdout.startswith("usage: mpirun -np N radix "), proc.stdout
+    assert_usage(run_workload(mpirun_bin, "radix", 1, ["-h"]), "radix")

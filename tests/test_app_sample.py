@@ -12,14 +12,12 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from conftest import mpi_over_ofi
+from conftest import assert_refused, assert_usage, mpi_over_ofi, run_workload
 from test_app_radix import (
     LATENCY_US,
     argv,
-    bad_option,
     check_sort_result,
     crit_phases,
-    mpirun_wl,
     result_line,
     sample_buckets,
     total_keys,
@@ -59,7 +57,7 @@ CASES = [
 
 @pytest.mark.parametrize(("np", "opts"), CASES, ids=[f"np{np}-{argv(o)}" for np, o in CASES])
 def test_sample_own_transport(mpirun_bin, np, opts) -> None:
-    proc = mpirun_wl(mpirun_bin, "sample", np, argv(opts))
+    proc = run_workload(mpirun_bin, "sample", np, argv(opts))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     res = result_line(proc.stdout)
     check_sort_result("sample", np, opts, res)
@@ -71,7 +69,7 @@ def test_sample_own_transport(mpirun_bin, np, opts) -> None:
 def test_sample_beneath_shim(mpirun_bin, shim) -> None:
     opts = {"n": 20000}
     env = shim(latency=f"{LATENCY_US:g}us", overhead="2us")
-    proc = mpirun_wl(mpirun_bin, "sample", 2, argv(opts), mpi_over_ofi("tcp;ofi_rxm"), env.env)
+    proc = run_workload(mpirun_bin, "sample", 2, argv(opts), mpi_over_ofi("tcp;ofi_rxm"), env.env)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     res = result_line(proc.stdout)
     check_sort_result("sample", 2, opts, res)
@@ -83,7 +81,7 @@ def test_sample_beneath_shim(mpirun_bin, shim) -> None:
 
 @pytest.mark.parametrize(("np", "args"), [(2, ["-n", "500"]), (4, ["-N", "9"])])
 def test_sample_checker_catches_corruption(mpirun_bin, np, args) -> None:
-    proc = mpirun_wl(mpirun_bin, "sample", np, [*args, "-X"])
+    proc = run_workload(mpirun_bin, "sample", np, [*args, "-X"])
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert result_line(proc.stdout)["valid"] is False
     assert "sample: " in proc.stderr, proc.stderr
@@ -98,10 +96,8 @@ BAD = [
 
 @pytest.mark.parametrize(("args", "msg"), BAD, ids=[" ".join(b[0]) for b in BAD])
 def test_sample_bad_option(mpirun_bin, args, msg) -> None:
-    bad_option(mpirun_bin, "sample", args, msg)
+    assert_refused(run_workload(mpirun_bin, "sample", 1, args), "sample", msg)
 
 
 def test_sample_help(mpirun_bin) -> None:
-    proc = mpirun_wl(mpirun_bin, "sample", 1, ["-h"])
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert proc.stdout.startswith("usage: mpirun -np N sample "), proc.stdout
+    assert_usage(run_workload(mpirun_bin, "sample", 1, ["-h"]), "sample")

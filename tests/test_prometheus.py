@@ -16,9 +16,8 @@ from pathlib import Path
 import pytest
 
 from loggp.errors import ToolFailedError, ToolTimeoutError
-from loggp.metrics import RunMetrics
-from loggp.proc import spawn
-from loggp.prometheus import (
+from loggp.metrics.exporter import RunMetrics
+from loggp.metrics.prometheus import (
     NODE_EXPORTER,
     PrometheusError,
     PrometheusNotFoundError,
@@ -30,6 +29,7 @@ from loggp.prometheus import (
     terminate,
     wait_ready,
 )
+from loggp.run.proc import spawn
 
 HAVE_PROMETHEUS = shutil.which("prometheus") is not None
 needs_prometheus = pytest.mark.skipif(

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import csv
 import json
-import sqlite3
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 from conftest import BUILD, base_env
+
+from loggp.results.reader import read_points
+from loggp.results.store import STORE_FILE
 
 pytestmark = pytest.mark.integration
 
@@ -41,10 +43,7 @@ def test_tiny_suite_through_the_shim(mpirun_bin: str, tmp_path: Path) -> None:
     )
     assert res.returncode == 0, res.stdout + res.stderr
 
-    db = sqlite3.connect(out / "results.sqlite")
-    db.row_factory = sqlite3.Row
-    rows = {r["point_id"]: dict(r) for r in db.execute("SELECT * FROM points")}
-    db.close()
+    rows = {p.point_id: p.row for p in read_points(out / STORE_FILE)[1]}
     base, slow = rows["pp/baseline/r0"], rows[f"pp/latency={LATENCY_US}us/r0"]
     for r in (base, slow):
         assert r["status"] == "ok", r["stderr_tail"]

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
@@ -17,7 +16,9 @@ import pytest
 from conftest import BUILD
 from netns_util import loggp, running_testbed, skip_without_netns, snapshot, unique_prefix
 
-from loggp import netmeasure, netns
+from loggp.net import netmeasure, netns
+from loggp.results.reader import read_points
+from loggp.results.store import STORE_FILE
 
 pytestmark = [pytest.mark.integration, pytest.mark.needs_root]
 
@@ -175,10 +176,7 @@ def test_mpi_pingpong_across_namespaces_through_the_wire(tmp_path: Path) -> None
         assert res.returncode == 0, res.stdout + res.stderr
         # the run gave the ports back the testbed's own setting
         assert [p["latency_ns"] for p in tb.status()["ports"]] == [20000, 20000]
-    db = sqlite3.connect(out / "results.sqlite")
-    db.row_factory = sqlite3.Row
-    rows = {r["point_id"]: dict(r) for r in db.execute("SELECT * FROM points")}
-    db.close()
+    rows = {p.point_id: p.row for p in read_points(out / STORE_FILE)[1]}
     base, slow = rows["pp/baseline/r0"], rows[f"pp/latency={LATENCY_US}us/r0"]
     for r, lat in ((base, 0), (slow, LATENCY_US * 1000)):
         assert r["status"] == "ok", r["stderr_tail"]

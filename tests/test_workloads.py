@@ -17,45 +17,15 @@ round trip or a halo-exchange iteration cannot take less than ΔL.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import (
-    BUILD,
-    MPI_OWN_TRANSPORT,
-    base_env,
-    mpi_over_ofi,
-    mpirun_cmd,
-    run,
-)
+from conftest import assert_refused, assert_usage, mpi_over_ofi, run_workload
 
 pytestmark = pytest.mark.integration
 
-WORKLOADS = BUILD / "workloads"
 PROVIDER = "tcp;ofi_rxm"
 LATENCY_US = 20.0
-TIMEOUT = 120.0
-
-
-def wl_path(name: str) -> Path:
-    path = WORKLOADS / name / name
-    if not path.is_file():
-        pytest.fail(f"workload not built: {path} (cmake --build {BUILD})")
-    return path
-
-
-def mpirun_wl(
-    mpirun_bin: str,
-    name: str,
-    np: int,
-    args: list[str],
-    mca: list[str] = MPI_OWN_TRANSPORT,
-    env: dict[str, str] | None = None,
-):
-    env = env if env is not None else base_env()
-    cmd = mpirun_cmd(mpirun_bin, np, [str(wl_path(name)), *args], mca, env)
-    return run(cmd, env, timeout=TIMEOUT)
 
 
 def result_line(stdout: str) -> dict[str, Any]:
@@ -152,7 +122,7 @@ CASE_IDS = [f"{n}-np{np}" + ("-invariants" if "c" in o else "") for n, np, o in 
 
 @pytest.mark.parametrize(("name", "np", "opts"), CASES, ids=CASE_IDS)
 def test_workload_own_transport(mpirun_bin, name, np, opts) -> None:
-    proc = mpirun_wl(mpirun_bin, name, np, argv(opts))
+    proc = run_workload(mpirun_bin, name, np, argv(opts))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     check_result(name, np, opts, result_line(proc.stdout))
 
@@ -167,7 +137,7 @@ SHIM_CASES = [
 @pytest.mark.parametrize(("name", "opts"), SHIM_CASES, ids=[c[0] for c in SHIM_CASES])
 def test_workload_beneath_shim(mpirun_bin, shim, name, opts) -> None:
     env = shim(latency=f"{LATENCY_US:g}us")
-    proc = mpirun_wl(mpirun_bin, name, 2, argv(opts), mpi_over_ofi(PROVIDER), env.env)
+    proc = run_workload(mpirun_bin, name, 2, argv(opts), mpi_over_ofi(PROVIDER), env.env)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     res = result_line(proc.stdout)
     check_result(name, 2, opts, res)
@@ -199,7 +169,7 @@ CORRUPT = [
 )
 def test_workload_checker_catches_corruption(mpirun_bin, name, args) -> None:
     """-X damages one byte (one halo value) after it arrived: valid must be false."""
-    proc = mpirun_wl(mpirun_bin, name, 2, [*args, "-X"])
+    proc = run_workload(mpirun_bin, name, 2, [*args, "-X"])
     assert proc.returncode == 0, proc.stdout + proc.stderr
     res = result_line(proc.stdout)
     assert res["valid"] is False, res
@@ -207,7 +177,7 @@ def test_workload_checker_catches_corruption(mpirun_bin, name, args) -> None:
 
 
 def test_pingpong_needs_two_ranks(mpirun_bin) -> None:
-    proc = mpirun_wl(mpirun_bin, "pingpong", 1, ["-n", "10"])
+    proc = run_workload(mpirun_bin, "pingpong", 1, ["-n", "10"])
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert "pingpong: needs at least 2 ranks" in proc.stderr, proc.stderr
     assert '"loggp_result"' not in proc.stdout, proc.stdout
@@ -228,15 +198,9 @@ BAD = [
 
 @pytest.mark.parametrize(("name", "args", "msg"), BAD, ids=[" ".join([b[0], *b[1]]) for b in BAD])
 def test_workload_bad_option(mpirun_bin, name, args, msg) -> None:
-    proc = mpirun_wl(mpirun_bin, name, 1, args)
-    assert proc.returncode == 2, proc.stdout + proc.stderr
-    own = [line for line in proc.stderr.splitlines() if line.startswith(f"{name}: ")]
-    assert len(own) == 1 and msg in own[0], proc.stderr
-    assert '"loggp_result"' not in proc.stdout, proc.stdout
+    assert_refused(run_workload(mpirun_bin, name, 1, args), name, msg)
 
 
 @pytest.mark.parametrize("name", ["pingpong", "exchange", "stencil"])
 def test_workload_help(mpirun_bin, name) -> None:
-    proc = mpirun_wl(mpirun_bin, name, 1, ["-h"])
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert proc.stdout.startswith(f"usage: mpirun -np N {name} "), proc.stdout
+    assert_usage(run_workload(mpirun_bin, name, 1, ["-h"]), name)

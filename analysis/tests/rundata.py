@@ -17,35 +17,13 @@ checked by hand:
 from __future__ import annotations
 
 import json
-import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-SCHEMA = """
-CREATE TABLE points (
-    point_id TEXT PRIMARY KEY,
-    seq INTEGER,
-    workload TEXT,
-    sweep_knob TEXT,
-    sweep_value REAL,
-    knobs TEXT,
-    knob_values TEXT,
-    repeat INTEGER,
-    status TEXT,
-    exit_code INTEGER,
-    metric TEXT,
-    value REAL,
-    higher_is_better INTEGER,
-    result TEXT,
-    shim_stats TEXT,
-    msgs_check TEXT,
-    wall_s REAL,
-    started REAL,
-    finished REAL,
-    stderr_tail TEXT
-)
-"""
+from loggp.results.protocol import RESULT_KEY
+from loggp.results.rundir import RUN_FILE
+from loggp.results.store import STATUS_OK, SWEEP_BASELINE, SWEEP_GRID, PointRecord, Store
 
 UNITS = {"bulk_gap": "ns/B", "bandwidth": "MB/s"}
 
@@ -79,7 +57,7 @@ class Row:
     knob_values: dict[str, float] | None = None  # default: {knob: x} for a swept knob
 
     def point_id(self) -> str:
-        if self.knob in ("baseline", "grid"):
+        if self.knob in (SWEEP_BASELINE, SWEEP_GRID):
             return f"{self.workload}/{self.knob}/r{self.repeat}"
         return f"{self.workload}/{self.knob}={self.x:g}/r{self.repeat}"
 
@@ -128,19 +106,17 @@ def _unit(knob: str) -> str:
     return UNITS.get(knob, "us")
 
 
-def write_db(path: Path, rows: list[Row]) -> None:
-    con = sqlite3.connect(path)
-    try:
-        con.execute(SCHEMA)
+def write_points(run_dir: Path, rows: list[Row]) -> None:
+    """The rows into the run's results.sqlite, through the runner's own writer."""
+    with Store(run_dir) as store:
         for seq, r in enumerate(rows):
-            swept = r.knob not in ("baseline", "grid")
+            swept = r.knob not in (SWEEP_BASELINE, SWEEP_GRID)
             kv = r.knob_values if r.knob_values is not None else ({r.knob: r.x} if swept else {})
-            knobs = {k: f"{v:g}{_unit(k)}" for k, v in kv.items()}
-            ok = r.status == "ok"
+            ok = r.status == STATUS_OK
             result: dict[str, Any] | None = None
             if ok or r.status == "invalid":
                 result = {
-                    "loggp_result": 1,
+                    RESULT_KEY: 1,
                     "workload": r.workload,
                     "valid": r.status != "invalid",
                     "ranks": 2,
@@ -148,34 +124,30 @@ def write_db(path: Path, rows: list[Row]) -> None:
                 }
                 if r.msgs is not None:
                     result["msgs"] = r.msgs
-            con.execute(
-                "INSERT INTO points VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                (
-                    r.point_id(),
-                    seq,
-                    r.workload,
-                    r.knob,
-                    r.x if swept else None,
-                    json.dumps(knobs),
-                    json.dumps(kv),
-                    r.repeat,
-                    r.status,
-                    {"ok": 0, "invalid": 0, "timeout": 124}.get(r.status, 1),
-                    r.metric,
-                    r.value if ok else None,
-                    int(r.higher_is_better),
-                    None if result is None else json.dumps(result),
-                    json.dumps([{"pid": 1, "msgs": 10}]),
-                    r.msgs_check if ok else None,
-                    2.5,
-                    1700000000.0 + seq,
-                    1700000002.5 + seq,
-                    r.stderr_tail,
-                ),
+            store.add(
+                PointRecord(
+                    point_id=r.point_id(),
+                    seq=seq,
+                    workload=r.workload,
+                    sweep_knob=r.knob,
+                    sweep_value=r.x if swept else None,
+                    knobs={k: f"{v:g}{_unit(k)}" for k, v in kv.items()},
+                    knob_values=kv,
+                    repeat=r.repeat,
+                    status=r.status,
+                    exit_code={"ok": 0, "invalid": 0, "timeout": 124}.get(r.status, 1),
+                    metric=r.metric,
+                    value=r.value if ok else None,
+                    higher_is_better=r.higher_is_better,
+                    result=result,
+                    shim_stats=[{"pid": 1, "msgs": 10}],
+                    msgs_check=r.msgs_check if ok else None,
+                    wall_s=2.5,
+                    started=1700000000.0 + seq,
+                    finished=1700000002.5 + seq,
+                    stderr_tail=r.stderr_tail,
+                )
             )
-        con.commit()
-    finally:
-        con.close()
 
 
 def run_json(name: str = RUN_NAME) -> dict[str, Any]:
@@ -207,6 +179,6 @@ def make_run(root: Path, rows: list[Row] | None = None, name: str = RUN_NAME) ->
     """A run directory with run.json and results.sqlite holding the rows."""
     run = root / f"{name}-20240501-120000"
     run.mkdir(parents=True)
-    (run / "run.json").write_text(json.dumps(run_json(name), indent=2))
-    write_db(run / "results.sqlite", standard_rows() if rows is None else rows)
+    (run / RUN_FILE).write_text(json.dumps(run_json(name), indent=2))
+    write_points(run, standard_rows() if rows is None else rows)
     return run

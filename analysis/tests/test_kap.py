@@ -8,7 +8,7 @@ import pytest
 
 from analysis.findings import NOT_MEASURED, NOT_REPRODUCED, REPRODUCED
 from analysis.kap import assess_kap, kap_means, r_squared
-from analysis.store import Point
+from loggp.results.reader import StoredPoint
 
 pytestmark = pytest.mark.unit
 
@@ -25,7 +25,7 @@ def kap_point(
     knob: str = "baseline",
     repeat: int = 0,
     status: str = "ok",
-) -> Point:
+) -> StoredPoint:
     result = {
         "loggp_result": 1,
         "workload": "kap",
@@ -43,7 +43,7 @@ def kap_point(
             "dirs": dirs,
         },
     }
-    return Point(
+    return StoredPoint(
         point_id=f"k{ranks}/{knob}/r{repeat}",
         seq=0,
         workload=f"kap-p{ranks}",
@@ -63,7 +63,7 @@ def kap_point(
     )
 
 
-def verdicts(points: list[Point]) -> list[str]:
+def verdicts(points: list[StoredPoint]) -> list[str]:
     found = assess_kap(points)
     assert found is not None
     return [f.verdict for f in found]

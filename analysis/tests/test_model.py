@@ -52,7 +52,7 @@ def test_overhead_counts_both_sides(models: Models) -> None:
 def test_sends_and_receives_counted_apart() -> None:
     """A workload that waits once per step for messages received in parallel reports
     critical_path = steps but S = R = 2 per step: Δo costs 4 per step, ΔL 1."""
-    from analysis.store import MsgCounts
+    from loggp.results.protocol import MsgCounts
 
     c = MsgCounts(critical_path=100, critical_sends=200, critical_recvs=200)
     assert (c.send_count, c.recv_count, c.overhead_count) == (200, 200, 400)

@@ -12,8 +12,8 @@ import pytest
 from matplotlib.image import imread
 
 from analysis.report import ReportError, write_report
-from analysis.store import COLUMNS
 from analysis.tests.rundata import CPU_MODEL, GIT_REVISION, RUN_NAME, Row, app, make_run
+from loggp.results.store import COLUMNS
 
 pytestmark = pytest.mark.unit
 

@@ -13,7 +13,7 @@ import os
 import sys
 import time
 
-from loggp.knobs import Knob, KnobSet
+from loggp.plan.knobs import Knob, KnobSet
 
 BASE = {"half_rtt_us": 1.0, "o_s_us": 0.3, "o_r_us": 0.1, "g_us": 0.5, "L_us": 0.4}
 

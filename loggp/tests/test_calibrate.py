@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from loggp.calibrate import CalibrateReport, compare, relevant_metrics, run_calibrate
-from loggp.demo import default_points, run_demo
 from loggp.errors import ToolFailedError, ToolTimeoutError
-from loggp.knobs import KnobSet
+from loggp.measure.calibrate import CalibrateReport, compare, relevant_metrics, run_calibrate
+from loggp.measure.demo import default_points, run_demo
+from loggp.plan.knobs import KnobSet
 
 pytestmark = pytest.mark.unit
 

@@ -159,3 +159,39 @@ def test_demo_with_fake_tool(fake_build: Path, tmp_path: Path) -> None:
     assert res.returncode == 0, res.stderr
     summary = Path(res.stdout.strip().splitlines()[-1].removeprefix("results: "))
     assert summary.is_file() and summary.parent.parent == tmp_path
+
+
+BENCH_NAMES = "accuracy, kvs, kvserver, wire"
+
+
+def test_bench_list_names_every_benchmark() -> None:
+    res = loggp("bench", "--list")
+    assert res.returncode == 0, res.stderr
+    assert [line.split()[0] for line in res.stdout.splitlines()] == [
+        "accuracy",
+        "kvs",
+        "kvserver",
+        "wire",
+    ]
+    assert res.stderr == ""
+
+
+@pytest.mark.parametrize(
+    ("args", "line"),
+    [
+        (["nope", "--quick"], "loggp: unknown benchmark 'nope': expected one of " + BENCH_NAMES),
+        ([], "loggp: bench: no benchmark given: expected one of " + BENCH_NAMES + " (or --list)"),
+    ],
+)
+def test_bench_without_a_known_name_is_one_line(args: list[str], line: str) -> None:
+    res = loggp("bench", *args)
+    assert res.returncode == 2
+    assert one_line(res.stderr) == line
+    assert res.stdout == ""
+
+
+@pytest.mark.parametrize("name", ["accuracy", "kvs", "wire"])
+def test_bench_hands_its_options_to_the_benchmark(name: str) -> None:
+    res = loggp("bench", name, "--help")
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.startswith(f"usage: loggp bench {name} [-h] [--build BUILD]")

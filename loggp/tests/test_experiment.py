@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from loggp.experiment import ExperimentError, load_experiment, parse_experiment
-from loggp.yamlpos import YamlError
+from loggp.plan.experiment import ExperimentError, load_experiment, parse_experiment
+from loggp.plan.yamlpos import YamlError
 
 pytestmark = pytest.mark.unit
 

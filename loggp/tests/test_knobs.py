@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from loggp.errors import KnobError
-from loggp.knobs import (
+from loggp.plan.knobs import (
     REGISTRY_FILE,
     UINT64_MAX,
     Knob,
@@ -240,8 +240,8 @@ EXTRA_ROWS = (
 
 EXTRA_CHECK = r"""
 from analysis.knobs import knob_info
-from loggp.experiment import ExperimentError, parse_experiment
-from loggp.knobs import KnobSet
+from loggp.plan.experiment import ExperimentError, parse_experiment
+from loggp.plan.knobs import KnobSet
 
 ks = KnobSet.parse({"recv_gap": "2us", "gap": "1us"})
 print(ks.env())

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from loggp.errors import KnobError
-from loggp.experiment import parse_experiment
-from loggp.knobs import KnobSet
-from loggp.launch import LaunchError, find_program, inventory_hostfile, point_launch, preflight
+from loggp.plan.experiment import parse_experiment
+from loggp.plan.knobs import KnobSet
+from loggp.run.launch import LaunchError, find_program, inventory_hostfile, point_launch, preflight
 
 pytestmark = pytest.mark.unit
 

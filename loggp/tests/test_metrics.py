@@ -10,7 +10,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from loggp.errors import LoggpError
-from loggp.metrics import RunMetrics, sweep_label
+from loggp.metrics.exporter import RunMetrics, sweep_label
 
 pytestmark = pytest.mark.unit
 

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 import shlex
-import sqlite3
 import sys
 from pathlib import Path
 
 import pytest
 
+from loggp.results.reader import read_points
+from loggp.results.store import STORE_FILE
 from loggp.tests.cli import loggp
 
 pytestmark = pytest.mark.unit
@@ -35,11 +36,7 @@ def write_experiment(tmp: Path, repeats: int = 2, extra: str = "") -> Path:
 
 
 def rows(run_dir: Path) -> list[dict]:
-    db = sqlite3.connect(run_dir / "results.sqlite")
-    db.row_factory = sqlite3.Row
-    out = [dict(r) for r in db.execute("SELECT * FROM points ORDER BY seq")]
-    db.close()
-    return out
+    return [p.row for p in read_points(run_dir / STORE_FILE)[1]]
 
 
 def comparable(run_dir: Path) -> list[tuple]:
@@ -224,7 +221,7 @@ def test_missing_program_is_a_clear_error(fake_build: Path, tmp_path: Path) -> N
 def test_run_metrics_reach_a_real_prometheus(fake_build: Path, tmp_path: Path) -> None:
     """loggp run --prometheus: the runner's own metrics are found through Prometheus' query
     API in the TSDB the run kept, and the report is written."""
-    from loggp.prometheus import PrometheusServer, find_prometheus
+    from loggp.metrics.prometheus import PrometheusServer, find_prometheus
 
     try:
         find_prometheus()

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from loggp.errors import ShimNotFoundError
-from loggp.knobs import KnobSet
-from loggp.shim import REPO_ROOT, build_dir, calibrate_binary, process_env, shim_env
+from loggp.plan.knobs import KnobSet
+from loggp.run.shim import REPO_ROOT, build_dir, calibrate_binary, process_env, shim_env
 
 pytestmark = pytest.mark.unit
 

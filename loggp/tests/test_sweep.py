@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from loggp.experiment import Range, parse_experiment
-from loggp.knobs import KnobSet
-from loggp.sweep import expand, range_values, report_value
+from loggp.plan.experiment import Range, parse_experiment
+from loggp.plan.knobs import KnobSet
+from loggp.plan.sweep import expand, range_values, report_value
 
 pytestmark = pytest.mark.unit
 

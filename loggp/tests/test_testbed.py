@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from loggp import netns
 from loggp.errors import UsageError
-from loggp.launch import netns_agent, netns_hostfile
-from loggp.testbed import State, TestbedError, WireProc, check_prefix, down, require
+from loggp.net import netns
+from loggp.net.testbed import State, TestbedError, WireProc, check_prefix, down, require
+from loggp.run.launch import netns_agent, netns_hostfile
 from loggp.tests.cli import loggp
 
 pytestmark = pytest.mark.unit

@@ -10,21 +10,21 @@ from pathlib import Path
 
 import pytest
 
-from loggp import netns
-from loggp.experiment import ExperimentError, parse_experiment
-from loggp.knobs import KnobSet
-from loggp.launch import LaunchError, point_launch, preflight
-from loggp.runner import RunOptions, run_point
-from loggp.sweep import expand
-from loggp.testbed import State, WireProc
-from loggp.wirectl import (
+from loggp.net import netns
+from loggp.net.testbed import State, WireProc
+from loggp.net.wirectl import (
     WireControl,
     WireControlError,
     restore_request,
     set_request,
     wire_request,
 )
-from loggp.wirerun import WireSession
+from loggp.plan.experiment import ExperimentError, parse_experiment
+from loggp.plan.knobs import KnobSet
+from loggp.plan.sweep import expand
+from loggp.run.launch import LaunchError, point_launch, preflight
+from loggp.run.runner import RunOptions, run_point
+from loggp.run.wirerun import WireSession
 
 pytestmark = pytest.mark.unit
 

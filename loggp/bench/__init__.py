@@ -1,0 +1,1 @@
+"""The benchmark programs of docs/benchmarks.md (README.md)."""

@@ -1,0 +1,60 @@
+"""docs/benchmarks.md is shared by the benchmark programs of `loggp bench`: each owns one
+section between its own begin and end markers and replaces only that section.
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+import platform
+import subprocess
+from pathlib import Path
+from typing import Any
+
+
+def write_section(path: Path, section: str, begin: str, end: str) -> None:
+    """Replaces the text from the begin marker through the end marker of path with section
+    (which carries both markers itself), or appends section when the markers are absent;
+    a missing file starts as '# Benchmarks'."""
+    text = path.read_text() if path.exists() else "# Benchmarks\n\n"
+    if begin in text and end in text:
+        head, rest = text.split(begin, 1)
+        tail = rest.split(end, 1)[1].lstrip("\n")
+        text = head + section + ("\n" + tail if tail else "")
+    else:
+        text = text.rstrip("\n") + "\n\n" + section
+    path.write_text(text)
+
+
+def _version(argv: list[str], prefix: str = "") -> str:
+    """First line of a tool's version output (the part after prefix), or 'unknown'."""
+    try:
+        out = subprocess.run(argv, capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return "unknown"
+    for line in out.splitlines():
+        if line.startswith(prefix):
+            return line[len(prefix) :].strip() or "unknown"
+    return "unknown"
+
+
+def machine() -> dict[str, Any]:
+    """The facts a benchmark states about the machine it ran on."""
+    cpu = "unknown"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return {
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "kernel": platform.release(),
+        "libfabric": _version(["fi_info", "--version"], "libfabric:"),
+        "dpdk": _version(["pkg-config", "--modversion", "libdpdk"]),
+        # Other work on a 2-core host skews every number; recorded so it shows.
+        "loadavg_1min": os.getloadavg()[0],
+        "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+    }

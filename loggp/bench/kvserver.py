@@ -1,0 +1,176 @@
+"""kvserver benchmark: replies/s and latency percentiles of loggp-kvserver per work queue ×
+store lock at 1, 2 and 4 threads, under wrk at a fixed number of connections.
+
+    loggp bench kvserver --build build
+
+Each point starts a fresh server on a free port of 127.0.0.1, fills 100 keys, and runs
+`wrk --latency` for `--duration` seconds over `--connections` keep-alive connections with a
+Lua mix of 90 % GET and 10 % PUT of 64-byte values.  Writes docs/benchmarks-kvserver.json
+and replaces its own section of docs/benchmarks.md.  wrk and the server share the machine's
+cores: on 2 cores shared with other work the numbers are noisy, and at 4 server threads
+the server has fewer cores than threads.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from loggp.bench.doc import machine, write_section
+
+NAME = "kvserver"
+SUMMARY = "loggp-kvserver replies/s and latency per queue x store at 1, 2, 4 threads (wrk)"
+TOOL = "kvserver_bench"
+BEGIN = "<!-- kvserver:begin (written by loggp bench kvserver) -->"
+END = "<!-- kvserver:end -->"
+QUEUES = ("mutex", "lockfree", "reuseport")
+STORES = ("global", "rwlock", "sharded")
+THREADS = (1, 2, 4)
+KEYS = 100
+VALUE = "v" * 64
+MIX_LUA = f"""
+counter = 0
+request = function()
+  counter = counter + 1
+  local path = "/kv/k" .. (counter % {KEYS})
+  if counter % 10 == 0 then
+    return wrk.format("PUT", path, nil, "{VALUE}")
+  end
+  return wrk.format("GET", path)
+end
+"""
+UNITS = {"us": 1.0, "ms": 1e3, "s": 1e6}
+
+
+def start(binary: Path, queue: str, store: str, threads: int) -> tuple[subprocess.Popen, int]:
+    argv = [str(binary), "--port", "0", "--queue", queue, "--store", store,
+            "--threads", str(threads)]  # fmt: skip
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    m = re.match(r"loggp-kvserver: ready port=(\d+) ", proc.stdout.readline())
+    if not m:
+        proc.kill()
+        sys.exit(f"{TOOL}: {' '.join(argv)} did not start")
+    port = int(m.group(1))
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+        for k in range(KEYS):
+            body = VALUE.encode()
+            s.sendall(f"PUT /kv/k{k} HTTP/1.1\r\nContent-Length: {len(body)}\r\n\r\n".encode())
+            s.sendall(body)
+            reply = b""
+            while b"\r\n\r\n" not in reply:
+                reply += s.recv(4096)
+    return proc, port
+
+
+def stop(proc: subprocess.Popen) -> dict[str, Any]:
+    proc.send_signal(signal.SIGTERM)
+    out, _ = proc.communicate(timeout=30)
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def run_wrk(wrk: str, port: int, script: Path, connections: int, duration: int) -> dict:
+    argv = [wrk, "-t", "1", "-c", str(connections), "-d", f"{duration}s", "--latency",
+            "-s", str(script), f"http://127.0.0.1:{port}/"]  # fmt: skip
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=duration + 60)
+    out = proc.stdout
+    if proc.returncode or "Requests/sec" not in out:
+        sys.exit(f"{TOOL}: wrk failed:\n{out}\n{proc.stderr}")
+    if "Socket errors" in out or "Non-2xx" in out:
+        sys.exit(f"{TOOL}: wrk saw errors, the point is invalid:\n{out}")
+    row = {"replies_per_s": float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))}
+    for pct, val, unit in re.findall(r"^\s+(50|90|99)%\s+([\d.]+)(us|ms|s)$", out, re.M):
+        row[f"p{pct}_us"] = float(val) * UNITS[unit]
+    return row
+
+
+def measure(build: Path, connections: int, duration: int) -> list[dict[str, Any]]:
+    binary = build / "services" / "kvserver" / "loggp-kvserver"
+    wrk = shutil.which("wrk")
+    if not wrk:
+        sys.exit(f"{TOOL}: wrk not found (Debian package wrk; make deps)")
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        script = Path(tmp) / "mix.lua"
+        script.write_text(MIX_LUA)
+        for queue in QUEUES:
+            for store in STORES:
+                for threads in THREADS:
+                    proc, port = start(binary, queue, store, threads)
+                    try:
+                        row = run_wrk(wrk, port, script, connections, duration)
+                    finally:
+                        summary = stop(proc)
+                    row.update(queue=queue, store=store, threads=threads,
+                               server_p99_us=summary["latency"]["p99_us"])  # fmt: skip
+                    rows.append(row)
+                    print(f"{TOOL}: {queue} {store} {threads}: "
+                          f"{row['replies_per_s']:.0f} replies/s", flush=True)  # fmt: skip
+    return rows
+
+
+def markdown(doc: dict[str, Any]) -> str:
+    m = doc["machine"]
+    out = [
+        BEGIN,
+        "## HTTP key-value server (loggp-kvserver)",
+        "",
+        f"Machine: {m['cpu']}, {m['cores']} cores shared with other work (the numbers are "
+        f"noisy), Linux {m['kernel']}, run {m['date']} (load average "
+        f"{m['loadavg_1min']:.2f} at start).",
+        f"Settings: wrk 1 thread, {doc['connections']} keep-alive connections, "
+        f"{doc['duration']} s per point, 90 % GET / 10 % PUT of 64 B values over {KEYS} "
+        "keys, server and wrk on the same cores over loopback.  p50/p90/p99 are wrk's; "
+        "server p99 is the server's own histogram (bucket upper bound, read to reply).",
+        "",
+        "| queue | store | threads | replies/s | p50 µs | p90 µs | p99 µs | server p99 µs |",
+        "|---|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in doc["rows"]:
+        out.append(
+            f"| {r['queue']} | {r['store']} | {r['threads']} | {r['replies_per_s']:.0f} | "
+            f"{r['p50_us']:.0f} | {r['p90_us']:.0f} | {r['p99_us']:.0f} | "
+            f"{r['server_p99_us']:.0f} |"
+        )
+    out += [
+        "",
+        "wrk and the server share 2 cores with other work, so the differences between rows "
+        "are mostly noise; the server's own p99 (read to reply) is far below wrk's, so the "
+        "tail is time spent waiting for a core, not inside the server.  What the "
+        "table shows is that every variant, the lock-free queue included, sustains tens of "
+        "thousands of replies/s at one thread under concurrent load (the reference study's "
+        "lock-free queue slept 250 ms when empty, and its httperf had one session at a "
+        "time); a ranking of the variants needs more cores than this host has.",
+        END,
+        "",
+    ]
+    return "\n".join(out)
+
+
+def main(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(prog=f"loggp bench {NAME}", description=__doc__.splitlines()[0])
+    ap.add_argument("--build", type=Path, default=Path("build"))
+    ap.add_argument("--connections", type=int, default=16)
+    ap.add_argument("--duration", type=int, default=4)
+    ap.add_argument("--out", type=Path, default=Path("docs/benchmarks-kvserver.json"))
+    ap.add_argument("--markdown", type=Path, default=Path("docs/benchmarks.md"))
+    args = ap.parse_args(argv)
+    build = args.build.resolve()
+    if not (build / "services" / "kvserver" / "loggp-kvserver").is_file():
+        sys.exit(f"{TOOL}: {build}/services/kvserver/loggp-kvserver not built")
+    doc = {"tool": TOOL, "machine": machine(), "connections": args.connections,
+           "duration": args.duration}  # fmt: skip
+    doc["rows"] = measure(build, args.connections, args.duration)
+    args.out.write_text(json.dumps(doc, indent=1) + "\n")
+    write_section(args.markdown, markdown(doc), BEGIN, END)
+    print(f"{TOOL}: wrote {args.out} and {args.markdown}")
+    return 0

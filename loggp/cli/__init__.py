@@ -1,0 +1,1 @@
+"""The `loggp` command: one module per verb (README.md)."""

@@ -1,0 +1,43 @@
+"""`loggp bench NAME [OPTIONS]`: the benchmark programs of docs/benchmarks.md (loggp/bench/).
+
+Each benchmark takes its own options (`loggp bench NAME --help`), writes a JSON document
+and replaces its own section of docs/benchmarks.md; its exit status is the command's.
+"""
+
+from __future__ import annotations
+
+import argparse
+from types import ModuleType
+
+from rich.console import Console
+
+from loggp.bench import accuracy, kvs, kvserver, wire
+from loggp.errors import UsageError
+
+BENCHES: dict[str, ModuleType] = {m.NAME: m for m in (accuracy, kvs, kvserver, wire)}
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "bench",
+        help="run a benchmark of docs/benchmarks.md",
+        description="Run benchmark NAME with its own options ('loggp bench NAME --help'); "
+        "it writes a JSON document and its section of docs/benchmarks.md.",
+    )
+    p.add_argument("--list", action="store_true", help="list the benchmarks and exit")
+    p.add_argument("name", nargs="?", metavar="NAME", help=f"one of {', '.join(BENCHES)}")
+    p.add_argument("argv", nargs=argparse.REMAINDER, metavar="OPTIONS", help="NAME's options")
+
+
+def cmd_bench(args: argparse.Namespace, console: Console) -> int:
+    if args.list:
+        for name, bench in BENCHES.items():
+            print(f"{name:<9} {bench.SUMMARY}")
+        return 0
+    names = ", ".join(BENCHES)
+    if args.name is None:
+        raise UsageError(f"bench: no benchmark given: expected one of {names} (or --list)")
+    bench = BENCHES.get(args.name)
+    if bench is None:
+        raise UsageError(f"unknown benchmark '{args.name}': expected one of {names}")
+    return int(bench.main(args.argv))

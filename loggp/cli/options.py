@@ -1,0 +1,61 @@
+"""Options and argument types that several verbs of `loggp` share."""
+
+from __future__ import annotations
+
+import argparse
+
+from loggp.measure.demo import DEFAULT_PROVIDER
+from loggp.plan.knobs import Knob, KnobSet
+
+
+def add_knob_options(p: argparse.ArgumentParser) -> None:
+    group = p.add_argument_group("LogGP knobs (values need units; unset knobs are zero)")
+    for knob in Knob:
+        group.add_argument(
+            knob.option,
+            dest=knob.value,
+            metavar=knob.family.metavar,
+            help=f"{knob.help}; sets {knob.env}; {knob.forms}",
+        )
+
+
+def add_provider_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "-p",
+        "--provider",
+        default=DEFAULT_PROVIDER,
+        help=f"libfabric provider (default: {DEFAULT_PROVIDER})",
+    )
+
+
+def add_sampling_options(p: argparse.ArgumentParser, timeout: float, per: str) -> None:
+    """-n and --timeout of the verbs that run loggp-calibrate; per says what the timeout
+    bounds."""
+    p.add_argument("-n", "--iterations", type=count, help="samples per measured point")
+    p.add_argument(
+        "--timeout",
+        type=positive,
+        default=timeout,
+        metavar="SEC",
+        help=f"per {per} (default: {timeout:g})",
+    )
+
+
+def knobs(args: argparse.Namespace) -> KnobSet:
+    return KnobSet.parse({k.value: getattr(args, k.value) for k in Knob})
+
+
+def positive(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: '{text}'") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be greater than zero: '{text}'")
+    return value
+
+
+def count(text: str) -> int:
+    if not text.isdigit() or int(text) == 0:
+        raise argparse.ArgumentTypeError(f"not a positive whole number: '{text}'")
+    return int(text)

@@ -1,0 +1,45 @@
+"""`loggp report DIR`: the report of a run directory (analysis/)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from rich.console import Console
+
+from analysis.report import ReportError, write_report
+from loggp.errors import LoggpError
+from loggp.metrics.prometheus import host_cpu_per_point
+from loggp.results.rundir import read_run
+
+
+class ReportFailedError(LoggpError):
+    """The report could not be written."""
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "report",
+        help="draw slowdown curves of a run directory",
+        description="Write the report of a run directory: figures per knob (PNG, SVG), "
+        "index.html with tables and provenance, results.csv.",
+    )
+    p.add_argument("run_dir", type=Path, metavar="DIR", help="a run directory of loggp run")
+    p.add_argument("--out", type=Path, metavar="DIR", help="report directory (default DIR/report)")
+
+
+def report(run_dir: Path, out: Path | None, console: Console) -> Path:
+    """Writes the report, with host CPU per point when the run kept Prometheus data."""
+    rec = read_run(run_dir)
+    windows = {k: (v[0], v[1]) for k, v in rec.windows.items()}
+    cpu = host_cpu_per_point(run_dir, windows) if rec.prometheus else None
+    try:
+        return write_report(run_dir, out, host_cpu=cpu)
+    except ReportError as e:
+        raise ReportFailedError(f"report of {run_dir}: {e}") from None
+
+
+def cmd_report(args: argparse.Namespace, console: Console) -> int:
+    index = report(args.run_dir, args.out, console)
+    console.print(f"report: {index}")
+    return 0

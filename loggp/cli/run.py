@@ -1,0 +1,111 @@
+"""`loggp run [FILE]`: run an experiment's plan into a run directory, then report it."""
+
+from __future__ import annotations
+
+import argparse
+from datetime import UTC, datetime
+from pathlib import Path
+
+from rich.console import Console
+
+from loggp.cli.report import report
+from loggp.cli.show import plan_table, settings_table
+from loggp.errors import LoggpError
+from loggp.plan.experiment import Experiment, load_experiment
+from loggp.plan.sweep import expand
+from loggp.results.rundir import (
+    RunRecord,
+    latest_run_dir,
+    new_run_dir,
+    read_run,
+    stored_experiment,
+)
+from loggp.run.launch import preflight
+from loggp.run.runner import RunOptions, new_record, run_plan
+from loggp.run.shim import shim_library
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "run",
+        help="run an experiment (the built-in default suite without FILE)",
+        description="Run every point of an experiment file's plan with a progress bar, store "
+        "the results in a run directory (results.sqlite, run.json) and write its report. "
+        "Without FILE the built-in default suite runs.  A failed point is recorded and the "
+        "run goes on; Ctrl-C leaves every finished point stored for --resume.",
+    )
+    p.add_argument("file", nargs="?", type=Path, metavar="FILE", help="experiment YAML")
+    p.add_argument(
+        "--out",
+        type=Path,
+        metavar="DIR",
+        help="run directory (default: <output>/<name>-<timestamp>)",
+    )
+    p.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue the run in --out DIR (default: the newest run of this experiment), "
+        "skipping finished points",
+    )
+    p.add_argument("--fail-fast", action="store_true", help="stop at the first failed point")
+    p.add_argument("--dry-run", action="store_true", help="print the plan and run nothing")
+    p.add_argument(
+        "--prometheus",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="start a Prometheus server that scrapes the run "
+        "(default: on when the prometheus binary is installed)",
+    )
+    p.add_argument("--no-report", action="store_true", help="do not write the report")
+
+
+def _resume(args: argparse.Namespace) -> tuple[Experiment, RunRecord, Path, Path | None]:
+    """The run to continue: --out DIR, or the newest run of FILE's (or the default)
+    experiment; it goes on with the experiment it was started with."""
+    run_dir = args.out if args.out is not None else latest_run_dir(load_experiment(args.file)[0])
+    rec = read_run(run_dir)
+    exp = stored_experiment(rec, run_dir)
+    if args.file is not None:
+        given, _, source = load_experiment(args.file)
+        if given != exp:
+            raise LoggpError(
+                f"{run_dir} was started with a different experiment than {source}: "
+                "resume it without FILE, or start a new run"
+            )
+    source = Path(rec.source)
+    exp_dir = source.resolve().parent if source.is_file() else None
+    rec.resumed.append(datetime.now(UTC).isoformat(timespec="seconds"))
+    return exp, rec, run_dir, exp_dir
+
+
+def cmd_run(args: argparse.Namespace, console: Console) -> int:
+    if args.resume:
+        exp, rec, run_dir, exp_dir = _resume(args)
+    else:
+        exp, text, source = load_experiment(args.file)
+        exp_dir = args.file.resolve().parent if args.file else None
+        if args.dry_run:
+            console.print(settings_table(exp, source))
+            console.print(plan_table(exp))
+            return 0
+    preflight(exp, exp_dir)
+    if exp.emulator.shim == "fabric":
+        shim_library()
+    if not args.resume:
+        run_dir = new_run_dir(exp, args.out)
+        rec = new_record(exp, text, source, expand(exp))
+    console.print(f"run directory: {run_dir}")
+    summary = run_plan(
+        exp, rec, run_dir, RunOptions(args.fail_fast, args.prometheus, exp_dir), console
+    )
+    done = summary.ok + len(summary.failed) + summary.skipped
+    console.print(
+        f"{done}/{summary.planned} points stored ({summary.skipped} from before), "
+        f"{summary.ok} ok, {len(summary.failed)} failed"
+    )
+    if summary.interrupted:
+        console.print(f"interrupted: continue with  loggp run --resume --out {run_dir}")
+        return 130
+    if not args.no_report and summary.ok + summary.skipped:
+        console.print(f"report: {report(run_dir, None, console)}")
+    return 1 if summary.failed else 0

@@ -1,0 +1,211 @@
+"""`loggp testbed up|down|status|set`: the command group of the namespace testbed.
+
+Knob options are checked here with the same parser as the shim and loggp-wire, so a bad
+value is refused before anything is created, naming the option and the accepted forms.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from loggp.errors import KnobError, UsageError
+from loggp.net import testbed
+from loggp.plan.knobs import Knob, conflict, parse_knob
+
+# option -> (wire key, knob whose forms it takes); jitter is a time like latency.
+_TIME_OPTIONS = {
+    "latency": Knob.LATENCY,
+    "jitter": Knob.LATENCY,
+    "gap": Knob.GAP,
+    "bandwidth": Knob.BANDWIDTH,
+    "bulk_gap": Knob.BULK_GAP,
+}
+_COUNT_OPTIONS = ("burst", "queue_pkts", "queue_bytes")
+NEGATABLE_OPTIONS = frozenset(
+    "--" + k.replace("_", "-") for k in (*_TIME_OPTIONS, *_COUNT_OPTIONS, "loss", "port")
+)
+
+
+def _option(key: str) -> str:
+    return "--" + key.replace("_", "-")
+
+
+def wire_knobs(args: argparse.Namespace) -> dict[str, Any]:
+    """The knob options given, as control-protocol keys and values; KnobError naming the
+    option and the accepted forms for a bad one."""
+    out: dict[str, Any] = {}
+    for key, knob in _TIME_OPTIONS.items():
+        text = getattr(args, key)
+        if text is None:
+            continue
+        try:
+            parse_knob(knob, text)
+        except KnobError:
+            raise KnobError(
+                f"bad value '{text}' for {_option(key)}: expected {knob.forms}"
+            ) from None
+        out[key] = text
+    pair = conflict(k for k in out if k in set(Knob))  # jitter is no LogGP knob
+    if pair is not None:
+        raise KnobError(
+            f"give {pair[1].option} or {pair[0].option}, not both (one is the other's inverse)"
+        )
+    for key in _COUNT_OPTIONS:
+        text = getattr(args, key)
+        if text is None:
+            continue
+        if not text.isdigit() or int(text) == 0:
+            raise KnobError(
+                f"bad value '{text}' for {_option(key)}: expected a whole number above 0"
+            )
+        out[key] = int(text)
+    if args.loss is not None:
+        try:
+            loss = float(args.loss)
+        except ValueError:
+            loss = -1.0
+        if not 0.0 <= loss <= 1.0:
+            raise KnobError(
+                f"bad value '{args.loss}' for --loss: expected a probability from 0 to 1"
+            )
+        out["loss"] = loss
+    return out
+
+
+def wire_argv(knobs: dict[str, Any]) -> list[str]:
+    """The same knobs as loggp-wire command-line options (its default shaping)."""
+    argv: list[str] = []
+    for key, value in knobs.items():
+        argv += [_option(key), str(value)]
+    return argv
+
+
+def _add_knob_options(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("wire knobs, per egress port (values need units)")
+    g.add_argument("--latency", metavar="TIME", help=f"added one-way delay; {Knob.LATENCY.forms}")
+    g.add_argument("--jitter", metavar="TIME", help="random extra delay up to TIME (no reorder)")
+    g.add_argument("--gap", metavar="TIME", help="least time between two packets' starts")
+    g.add_argument("--bandwidth", metavar="RATE", help=f"rate limit; {Knob.BANDWIDTH.forms}")
+    g.add_argument("--bulk-gap", dest="bulk_gap", metavar="TIME/B", help=Knob.BULK_GAP.forms)
+    g.add_argument("--burst", metavar="BYTES", help="bytes that may leave back to back")
+    g.add_argument("--queue-pkts", dest="queue_pkts", metavar="N", help="delay line limit")
+    g.add_argument("--queue-bytes", dest="queue_bytes", metavar="N", help="delay line limit")
+    g.add_argument("--loss", metavar="P", help="drop probability 0..1")
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "testbed",
+        help="network-namespace hosts wired through loggp-wire",
+        description="Hosts as network namespaces <prefix>-h<i> (10.231.0.<i+1>), each "
+        "wired by a veth pair to one port of a loggp-wire switch that delays, paces and "
+        "rate-limits packets (docs/testbed.md).  Needs root.",
+    )
+    tsub = p.add_subparsers(dest="testbed_command", required=True, metavar="ACTION")
+    prefix_help = (
+        f"names of the testbed's namespaces and interfaces (default {testbed.DEFAULT_PREFIX})"
+    )
+
+    up = tsub.add_parser("up", help="create N hosts and start the wire")
+    up.add_argument("hosts", metavar="N", help="number of hosts (2 or more)")
+    up.add_argument("--prefix", default=testbed.DEFAULT_PREFIX, help=prefix_help)
+    up.add_argument("--metrics", metavar="HOST:PORT", help="loggp-wire's Prometheus endpoint")
+    _add_knob_options(up)
+
+    down = tsub.add_parser("down", help="remove exactly what up created")
+    down.add_argument("--prefix", default=testbed.DEFAULT_PREFIX, help=prefix_help)
+
+    st = tsub.add_parser("status", help="hosts, the wire, its knobs and counters")
+    st.add_argument("--prefix", default=testbed.DEFAULT_PREFIX, help=prefix_help)
+    st.add_argument("--json", action="store_true", help="print JSON")
+
+    s = tsub.add_parser("set", help="change the running wire's knobs live")
+    s.add_argument("--prefix", default=testbed.DEFAULT_PREFIX, help=prefix_help)
+    s.add_argument("--port", metavar="P", help="only port P (host P's side); default all")
+    _add_knob_options(s)
+
+
+def _ports_table(ports: list[dict[str, Any]], title: str) -> Table:
+    t = Table(title=title, title_justify="left")
+    cols = ["port", "latency_ns", "jitter_ns", "gap_ns", "bulk_gap_fs", "loss", "queue_pkts"]
+    for c in cols:
+        t.add_column(c)
+    for port in ports:
+        t.add_row(*(str(port.get(c, "-")) for c in cols))
+    return t
+
+
+def _status_tables(doc: dict[str, Any], console: Console) -> None:
+    wire = doc["wire"]
+    alive = "running" if wire["alive"] else "NOT running"
+    console.print(
+        f"testbed {doc['prefix']}: loggp-wire pid {wire['pid']} {alive}, control "
+        f"{wire['control']}, log {wire['log']}"
+        + (f", metrics {wire['metrics']}" if wire["metrics"] else "")
+    )
+    t = Table(title="hosts", title_justify="left")
+    for c in ("host", "namespace", "address", "wire port", "present"):
+        t.add_column(c)
+    for h in doc["hosts"]:
+        t.add_row(str(h["host"]), h["namespace"], h["address"], h["interface"], str(h["present"]))
+    console.print(t)
+    if "ports" in doc:
+        console.print(_ports_table(doc["ports"], "knobs per egress port"))
+    if "stats" in doc:
+        s = Table(title="counters per port", title_justify="left")
+        for c in ("port", "rx_pkts", "tx_pkts", "drops queue/loss/tx", "queue max"):
+            s.add_column(c)
+        for p in doc["stats"]:
+            d = p.get("drops", {})
+            s.add_row(
+                str(p.get("port")), str(p.get("rx_pkts")), str(p.get("tx_pkts")),
+                f"{d.get('queue')}/{d.get('loss')}/{d.get('tx')}", str(p.get("queue_depth_max")),
+            )  # fmt: skip
+        console.print(s)
+    if "error" in wire:
+        console.print(f"wire: {wire['error']}")
+
+
+def cmd_testbed(args: argparse.Namespace, console: Console) -> int:
+    action = args.testbed_command
+    if action == "up":
+        if not args.hosts.isdigit():
+            raise UsageError(f"bad host count '{args.hosts}': expected a whole number, 2 or more")
+        knobs = wire_knobs(args)
+        state = testbed.up(args.prefix, int(args.hosts), wire_argv(knobs), args.metrics)
+        console.print(
+            f"testbed {state.prefix} up: {state.hosts} hosts "
+            f"{testbed.host_ns(state.prefix, 0)}..{testbed.host_ns(state.prefix, state.hosts - 1)} "
+            f"({testbed.host_addr(0)}..{testbed.host_addr(state.hosts - 1)}), "
+            f"loggp-wire pid {state.wire.pid if state.wire else '?'}, control {state.control}"
+        )
+        return 0
+    if action == "down":
+        removed = testbed.down(args.prefix)
+        if not removed:
+            console.print(f"testbed {args.prefix}: nothing to remove")
+        for line in removed:
+            console.print(f"removed {line}")
+        return 0
+    if action == "status":
+        doc = testbed.status(args.prefix)
+        if args.json:
+            print(json.dumps(doc, indent=2))
+        else:
+            _status_tables(doc, console)
+        return 0 if doc["wire"]["alive"] else 1
+    req: dict[str, Any] = {"cmd": "set", **wire_knobs(args)}
+    if args.port is not None:
+        if not args.port.isdigit():
+            raise UsageError(f"bad value '{args.port}' for --port: expected a port number 0..N-1")
+        req["port"] = int(args.port)
+    if len(req) == 1 or (len(req) == 2 and "port" in req):
+        raise UsageError("testbed set: no knob given (e.g. --latency 1ms --bandwidth 100Mbit/s)")
+    ports = testbed.set_knobs(args.prefix, req)
+    console.print(_ports_table(ports, f"testbed {args.prefix}: knobs per egress port"))
+    return 0

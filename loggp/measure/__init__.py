@@ -1,0 +1,1 @@
+"""loggp-calibrate runs, configured against measured deltas, the demo sweep (README.md)."""

@@ -1,0 +1,1 @@
+"""The namespace testbed: namespaces, hosts, the wire's control socket (README.md)."""

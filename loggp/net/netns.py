@@ -1,0 +1,155 @@
+"""Network namespaces, veth pairs and processes, through iproute2, ethtool and /proc.
+
+Each function does one system change and raises NetnsError naming the command and its
+error on failure; the testbed (loggp/net/testbed.py) records every change in its state file
+before or right after making it.  Root is needed for all changes.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from loggp.errors import LoggpError
+
+_CMD_TIMEOUT_S = 20.0
+OFFLOADS = ("tx", "off", "rx", "off", "tso", "off", "gso", "off", "gro", "off")
+
+
+class NetnsError(LoggpError):
+    """A namespace, interface or process operation failed; the message names it."""
+
+
+def tool(name: str, package: str) -> str:
+    path = shutil.which(name) or shutil.which(name, path="/usr/sbin:/sbin:/usr/bin")
+    if not path:
+        raise NetnsError(f"'{name}' not found: install Debian's {package} (make deps does)")
+    return path
+
+
+def run(argv: Sequence[str], what: str, timeout: float = _CMD_TIMEOUT_S) -> str:
+    """Runs argv; its stdout, or NetnsError with what and the command's last stderr line."""
+    try:
+        res = subprocess.run(
+            list(argv), capture_output=True, text=True, timeout=timeout, check=False
+        )
+    except subprocess.TimeoutExpired:
+        raise NetnsError(f"{what}: '{' '.join(argv)}' did not finish in {timeout:g} s") from None
+    except OSError as e:
+        raise NetnsError(f"{what}: cannot run {argv[0]}: {e.strerror}") from None
+    if res.returncode != 0:
+        err = (res.stderr.strip().splitlines() or ["no error output"])[-1]
+        raise NetnsError(f"{what}: '{' '.join(argv)}' failed: {err}")
+    return res.stdout
+
+
+def namespaces() -> set[str]:
+    """Names of the network namespaces in /run/netns (ip netns list)."""
+    out = run([tool("ip", "iproute2"), "netns", "list"], "listing network namespaces")
+    return {line.split()[0] for line in out.splitlines() if line.strip()}
+
+
+def links() -> set[str]:
+    """Names of the interfaces of the root namespace."""
+    out = run([tool("ip", "iproute2"), "-o", "link", "show"], "listing interfaces")
+    names = set()
+    for line in out.splitlines():
+        parts = line.split(":", 2)
+        if len(parts) >= 2:
+            names.add(parts[1].strip().split("@", 1)[0])
+    return names
+
+
+def ns_add(ns: str) -> None:
+    ip = tool("ip", "iproute2")
+    run([ip, "netns", "add", ns], f"creating namespace {ns}")
+    run([ip, "-n", ns, "link", "set", "lo", "up"], f"bringing up lo in {ns}")
+
+
+def ns_del(ns: str) -> None:
+    run([tool("ip", "iproute2"), "netns", "del", ns], f"removing namespace {ns}")
+
+
+def veth_add(root_if: str, ns: str, ns_if: str) -> None:
+    """A veth pair: root_if in the root namespace, ns_if created directly inside ns."""
+    run(
+        [tool("ip", "iproute2"), "link", "add", root_if, "type", "veth",
+         "peer", "name", ns_if, "netns", ns],
+        f"creating veth {root_if} <-> {ns}:{ns_if}",
+    )  # fmt: skip
+
+
+def link_del(name: str) -> None:
+    run([tool("ip", "iproute2"), "link", "del", name], f"removing interface {name}")
+
+
+def root_if_setup(name: str, mtu: int) -> None:
+    """The wire's end: no IPv6 (no router solicitations on the wire), no offloads, up."""
+    ipv6 = Path(f"/proc/sys/net/ipv6/conf/{name}/disable_ipv6")
+    if ipv6.exists():  # absent when the kernel has no IPv6 at all
+        ipv6.write_text("1\n")
+    ip = tool("ip", "iproute2")
+    run([ip, "link", "set", name, "mtu", str(mtu)], f"setting the MTU of {name}")
+    run([tool("ethtool", "ethtool"), "-K", name, *OFFLOADS], f"switching off offloads of {name}")
+    run([ip, "link", "set", name, "up"], f"bringing up {name}")
+
+
+def ns_if_setup(ns: str, name: str, address: str, mtu: int) -> None:
+    """The host's end: IPv4 address, no IPv6, no offloads, up."""
+    ip = tool("ip", "iproute2")
+    exec_ = [ip, "netns", "exec", ns]
+    run([*exec_, "sysctl", "-qew", "net.ipv6.conf.all.disable_ipv6=1"], f"disabling IPv6 in {ns}")
+    run([ip, "-n", ns, "link", "set", name, "mtu", str(mtu)], f"setting the MTU in {ns}")
+    run([*exec_, tool("ethtool", "ethtool"), "-K", name, *OFFLOADS], f"offloads in {ns}")
+    run([ip, "-n", ns, "addr", "add", address, "dev", name], f"addressing {name} in {ns}")
+    run([ip, "-n", ns, "link", "set", name, "up"], f"bringing up {name} in {ns}")
+
+
+def proc_start_time(pid: int) -> int | None:
+    """The start time of pid in clock ticks since boot (field 22 of /proc/PID/stat), or
+    None if there is no such process: with the pid it names one process for good."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return int(stat.rsplit(")", 1)[1].split()[19])
+
+
+def alive(pid: int, start_time: int) -> bool:
+    """pid still runs and is the process that started at start_time (not a recycled pid)."""
+    st = proc_start_time(pid)
+    if st != start_time:
+        return False
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def stop(pid: int, start_time: int, timeout: float) -> str:
+    """SIGTERM, then SIGKILL after timeout, to pid if it is still the process that started
+    at start_time; what happened: "not running", "stopped" or "killed"."""
+    if not alive(pid, start_time):
+        return "not running"
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return "stopped"  # it exited between the check and the signal
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not alive(pid, start_time):
+            return "stopped"
+        time.sleep(0.05)
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        return "stopped"
+    while alive(pid, start_time) and time.monotonic() < deadline + 5:
+        time.sleep(0.05)
+    return "killed"

@@ -1,0 +1,1 @@
+"""Experiments and their plans: knobs, the experiment file, sweeps (README.md)."""

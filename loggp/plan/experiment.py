@@ -1,0 +1,386 @@
+"""The experiment file: a versioned schema, loading, and errors that point at file:line.
+
+    version: 1
+    name: quick-latency
+    repeats: 3
+    launcher: {kind: mpirun}
+    emulator: {shim: fabric, provider: "tcp;ofi_rxm", baseline: {}}
+    sweep:
+      mode: one-at-a-time
+      knobs: {latency: [10us, 50us], overhead: {from: 1us, to: 100us, steps: 3, scale: log}}
+    workloads:
+      - {name: pingpong, program: workloads/pingpong/pingpong, ranks: 2, metric: time_s}
+
+Every key is documented in docs/experiments.md.  Unknown keys are rejected; an error
+reads `FILE:LINE: key 'workloads[0].ranks': <what is wrong> (<what is accepted>)`.
+"""
+
+from __future__ import annotations
+
+import re
+from importlib import resources
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+
+from loggp.errors import LoggpError
+from loggp.plan.knobs import Knob, KnobSet, conflict, parse_knob
+from loggp.plan.yamlpos import Located, Path_, load_located
+
+SCHEMA_VERSION = 1
+DEFAULT_SUITE = "default.yaml"
+
+_DURATION_RE = re.compile(r"([0-9]+(?:\.[0-9]+)?) ?(ms|s|min|h)")
+_DURATION_SCALE = {"ms": 1e-3, "s": 1.0, "min": 60.0, "h": 3600.0}
+_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
+_PREFIX_RE = re.compile(r"[a-z][a-z0-9]{0,9}")
+
+
+class ExperimentError(LoggpError):
+    """The experiment file is invalid; the message names file, line and key."""
+
+    exit_code = 2
+
+
+def parse_duration(text: object) -> float:
+    """'30s', '500ms', '2min', '1h' -> seconds; ValueError with the accepted forms."""
+    if isinstance(text, str):
+        m = _DURATION_RE.fullmatch(text.strip())
+        if m and float(m.group(1)) > 0:
+            return float(m.group(1)) * _DURATION_SCALE[m.group(2)]
+    raise ValueError(f"bad duration {text!r}: expected <number>{{ms|s|min|h}} above 0, e.g. 30s")
+
+
+def _knob_name(name: str) -> str:
+    try:
+        return Knob.lookup(name).value
+    except LoggpError as e:
+        raise ValueError(str(e)) from None
+
+
+def _knob_text(knob: str, value: object) -> str:
+    if not isinstance(value, str):
+        raise ValueError(
+            f"value {value!r} of {knob} has no unit: expected {Knob.lookup(knob).forms}"
+        )
+    try:
+        parse_knob(knob, value)
+    except LoggpError as e:
+        raise ValueError(str(e)) from None
+    return value
+
+
+def _check_name(v: str) -> str:
+    if not _NAME_RE.fullmatch(v):
+        raise ValueError(f"bad name {v!r}: expected letters, digits, '_', '.', '-'")
+    return v
+
+
+Name = Annotated[str, AfterValidator(_check_name)]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Range(_Model):
+    """{from, to, steps, scale}: steps values from..to inclusive, both with units."""
+
+    from_: str = Field(alias="from")
+    to: str
+    steps: Annotated[int, Field(ge=2, le=1000)]
+    scale: Literal["linear", "log"] = "linear"
+
+
+class Workload(_Model):
+    name: Name
+    kind: Literal["mpi", "process"] = "mpi"
+    program: str
+    args: list[str] = []
+    ranks: Annotated[int, Field(ge=1, le=4096)] = 2
+    metric: str = "time_s"
+    higher_is_better: bool = False
+    timeout: float | None = None
+
+    @field_validator("args", mode="before")
+    @classmethod
+    def _args(cls, v: Any) -> Any:
+        if isinstance(v, list):
+            return [
+                str(a) if isinstance(a, int | float) and not isinstance(a, bool) else a for a in v
+            ]
+        return v
+
+    @field_validator("timeout", mode="before")
+    @classmethod
+    def _timeout(cls, v: Any) -> float | None:
+        return None if v is None else parse_duration(v)
+
+    @model_validator(mode="after")
+    def _process_ranks(self) -> Workload:
+        if self.kind == "process" and self.ranks != 1:
+            raise ValueError("a workload of kind 'process' runs one process: set ranks: 1")
+        return self
+
+
+class Launcher(_Model):
+    kind: Literal["local", "mpirun", "netns", "ansible"] = "mpirun"
+    hostfile: str | None = None
+    inventory: str | None = None
+    group: str | None = None
+    prefix: str | None = None
+    slots: Annotated[int, Field(ge=1, le=1024)] = 1
+    mpirun_args: list[str] = []
+
+    @property
+    def netns_prefix(self) -> str:
+        """The namespace testbed the netns launcher runs in (loggp testbed --prefix)."""
+        return self.prefix or "lgp"
+
+    @model_validator(mode="after")
+    def _needs(self) -> Launcher:
+        if self.kind == "ansible" and not self.inventory:
+            raise ValueError("launcher 'ansible' needs inventory: <inventory file>")
+        if self.inventory and self.kind != "ansible":
+            raise ValueError("inventory is only read by launcher 'ansible'")
+        if self.hostfile and self.kind not in ("mpirun",):
+            raise ValueError("hostfile is only read by launcher 'mpirun'")
+        if self.prefix is not None and self.kind != "netns":
+            raise ValueError("prefix is only read by launcher 'netns'")
+        if self.prefix is not None and not _PREFIX_RE.fullmatch(self.prefix):
+            raise ValueError(
+                f"bad testbed prefix {self.prefix!r}: expected a lower-case letter then up "
+                "to 9 lower-case letters or digits"
+            )
+        return self
+
+
+class Emulator(_Model):
+    shim: Literal["fabric", "wire", "none"] = "fabric"
+    provider: str = "tcp;ofi_rxm"
+    baseline: dict[str, str] = {}
+
+
+SweepValues = list[str] | Range
+
+
+class Sweep(_Model):
+    mode: Literal["one-at-a-time", "grid"] = "one-at-a-time"
+    knobs: dict[str, SweepValues] = {}
+
+
+class Experiment(_Model):
+    version: Literal[1]
+    name: Name
+    description: str = ""
+    output: str = "results"
+    repeats: Annotated[int, Field(ge=1, le=1000)] = 1
+    warmup: Annotated[int, Field(ge=0, le=100)] = 0
+    seed: int = 1
+    timeout: float = 120.0
+    launcher: Launcher = Launcher()
+    emulator: Emulator = Emulator()
+    sweep: Sweep = Sweep()
+    workloads: Annotated[list[Workload], Field(min_length=1)]
+
+    @field_validator("timeout", mode="before")
+    @classmethod
+    def _timeout(cls, v: Any) -> float:
+        return parse_duration(v)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Experiment:
+        names = [w.name for w in self.workloads]
+        dup = sorted({n for n in names if names.count(n) > 1})
+        if dup:
+            raise ValueError(f"workload names must be unique: {', '.join(dup)} repeated")
+        if self.emulator.shim == "none" and (self.sweep.knobs or self.emulator.baseline):
+            raise ValueError("shim: none adds no delays: remove sweep.knobs and baseline")
+        return self
+
+    def workload_timeout(self, w: Workload) -> float:
+        return w.timeout if w.timeout is not None else self.timeout
+
+
+def _loc_path(loc: tuple[int | str, ...]) -> Path_:
+    """pydantic's error location without its internal union/tag entries."""
+    out: list[str | int] = []
+    for part in loc:
+        if isinstance(part, str) and ("[" in part or part in ("list[str]", "Range")):
+            continue
+        out.append("from" if part == "from_" else part)
+    return tuple(out)
+
+
+def _key_text(path: Path_) -> str:
+    text = ""
+    for part in path:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else part)
+    return text or "(top)"
+
+
+def _allowed_keys(model: type[BaseModel]) -> str:
+    return ", ".join(f.alias or name for name, f in model.model_fields.items())
+
+
+def _model_at(path: Path_) -> type[BaseModel] | None:
+    models: dict[str, type[BaseModel]] = {
+        "launcher": Launcher,
+        "emulator": Emulator,
+        "sweep": Sweep,
+        "workloads": Workload,
+    }
+    if not path:
+        return Experiment
+    if path[0] == "sweep" and len(path) >= 3:
+        return Range
+    return models.get(str(path[0]))
+
+
+def _describe(err: dict[str, Any], located: Located, source: str) -> str:
+    path = _loc_path(tuple(err["loc"]))
+    line = located.line_of(path)
+    where = f"{source}:{line}" if line else source
+    msg = str(err["msg"]).removeprefix("Value error, ")
+    if err["type"] == "extra_forbidden":
+        parent = _model_at(tuple(p for p in path[:-1] if not isinstance(p, int)))
+        accepted = f" (accepted keys: {_allowed_keys(parent)})" if parent else ""
+        return f"{where}: unknown key '{_key_text(path)}'{accepted}"
+    if not path:
+        return f"{where}: {msg}"
+    if err["type"] == "missing":
+        return f"{where}: missing key '{_key_text(path)}'"
+    return f"{where}: key '{_key_text(path)}': {msg}"
+
+
+def _check_knob_values(located: Located, source: str) -> None:
+    """Knob names and values of emulator.baseline and sweep.knobs, with the exact line of
+    each (pydantic would only see the whole mapping)."""
+    data = located.data
+
+    def fail(path: Path_, msg: str) -> ExperimentError:
+        line = located.line_of(path)
+        return ExperimentError(f"{source}:{line}: key '{_key_text(path)}': {msg}")
+
+    def check(path: Path_, knob: str, value: object) -> None:
+        try:
+            _knob_text(knob, value)
+        except ValueError as e:
+            raise fail(path, str(e)) from None
+
+    emulator = data.get("emulator")
+    on_wire = isinstance(emulator, dict) and emulator.get("shim") == "wire"
+
+    def name(path: Path_, raw: str) -> str:
+        try:
+            knob = _knob_name(raw)
+        except ValueError as e:
+            raise fail(path, str(e)) from None
+        if on_wire and not Knob(knob).applies_on("wire"):
+            *rest, last = [k.value for k in Knob if k.applies_on("wire")]
+            raise fail(
+                path,
+                f"knob '{knob}' has no meaning on the wire (o is CPU time in the hosts): "
+                f"shim wire takes {', '.join(rest)} or {last}; sweep overhead "
+                "with shim: fabric",
+            )
+        return knob
+
+    baseline = emulator.get("baseline") if isinstance(emulator, dict) else None
+    if isinstance(baseline, dict):
+        for raw, value in baseline.items():
+            path: Path_ = ("emulator", "baseline", raw)
+            check(path, name(path, raw), value)
+        try:
+            KnobSet.parse({_knob_name(k): v for k, v in baseline.items()})
+        except LoggpError as e:
+            raise fail(("emulator", "baseline"), str(e)) from None
+    sweep = data.get("sweep")
+    knobs = sweep.get("knobs") if isinstance(sweep, dict) else None
+    if not isinstance(knobs, dict):
+        return
+    names = []
+    for raw, values in knobs.items():
+        path = ("sweep", "knobs", raw)
+        knob = name(path, raw)
+        names.append(knob)
+        if isinstance(values, list):
+            if not values:
+                raise fail(path, f"sweep of {knob} has no values")
+            for i, v in enumerate(values):
+                check((*path, i), knob, v)
+        elif isinstance(values, dict):
+            extra = set(values) - {"from", "to", "steps", "scale"}
+            if extra:
+                raise fail(
+                    (*path, sorted(extra)[0]),
+                    "unknown key in a range (accepted keys: from, to, steps, scale)",
+                )
+            for end in ("from", "to"):
+                if end not in values:
+                    raise fail(
+                        path, f"a range needs '{end}' (accepted keys: from, to, steps, scale)"
+                    )
+                check((*path, end), knob, values[end])
+                if values.get("scale") == "log" and parse_knob(knob, values[end]) == 0:
+                    raise fail(
+                        (*path, end),
+                        f"a log range needs both ends above zero ({end}: {values[end]})",
+                    )
+            steps = values.get("steps")
+            if isinstance(steps, bool) or not isinstance(steps, int) or not 2 <= steps <= 1000:
+                raise fail(
+                    (*path, "steps"), f"bad steps {steps!r}: expected a whole number from 2 to 1000"
+                )
+            if values.get("scale", "linear") not in ("linear", "log"):
+                raise fail(
+                    (*path, "scale"), f"bad scale {values['scale']!r}: expected linear or log"
+                )
+        else:
+            raise fail(
+                path,
+                f"expected a list of {knob} values with units, or a range "
+                "{from, to, steps, scale}",
+            )
+    pair = conflict(names)
+    if pair is not None:
+        raise fail(
+            ("sweep", "knobs"),
+            f"sweep {pair[0]} or {pair[1]}, not both (one is the other's inverse)",
+        )
+
+
+def parse_experiment(text: str, source: str) -> Experiment:
+    """Validate an experiment given as YAML text; ExperimentError names file:line and key."""
+    located = load_located(text, source)
+    _check_knob_values(located, source)
+    try:
+        return Experiment.model_validate(located.data)
+    except ValidationError as e:
+        errors = e.errors(include_url=False)
+        first = _describe(errors[0], located, source)
+        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+        raise ExperimentError(first + more) from None
+
+
+def load_experiment(path: Path | None) -> tuple[Experiment, str, str]:
+    """(experiment, its YAML text, source name); path None is the built-in default suite."""
+    if path is None:
+        text = resources.files("loggp.suites").joinpath(DEFAULT_SUITE).read_text()
+        source = f"<built-in {DEFAULT_SUITE}>"
+    else:
+        try:
+            text = path.read_text()
+        except OSError as e:
+            raise ExperimentError(f"{path}: cannot read: {e.strerror}") from None
+        source = str(path)
+    return parse_experiment(text, source), text, source

@@ -1,0 +1,141 @@
+"""Expanding an experiment into its plan: one Point per (workload, knob setting, repeat).
+
+One knob at a time (the Berkeley study's design): a baseline point, then each swept knob
+varied alone from the baseline.  Grid: every combination of the swept knobs' values.
+Ranges {from, to, steps, scale} are interpolated in the knob's exact unit (ns, fs/B, B/s)
+and written back as text the shim parses to the same value.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+from dataclasses import dataclass
+from decimal import Decimal
+
+from loggp.plan.experiment import Experiment, Range, Workload
+from loggp.plan.knobs import FS_PER_S, Knob, KnobSet, in_report_unit, parse_knob
+
+
+@dataclass(frozen=True)
+class Point:
+    """One launch of one workload at one knob setting."""
+
+    seq: int
+    workload: Workload
+    sweep_knob: str  # a knob name, "baseline" or "grid"
+    sweep_value: float | None  # in the report's unit (report_value)
+    knobs: KnobSet
+    repeat: int
+
+    @property
+    def point_id(self) -> str:
+        setting = (
+            self.knobs.label().replace(" ", ",")
+            if self.sweep_knob == "grid"
+            else (
+                "baseline"
+                if self.sweep_knob == "baseline"
+                else f"{self.sweep_knob}={self.knobs.as_dict()[self.sweep_knob]}"
+            )
+        )
+        return f"{self.workload.name}/{setting}/r{self.repeat}"
+
+    def knob_values(self) -> dict[str, float]:
+        return {k: report_value(k, v) for k, v in self.knobs.as_dict().items()}
+
+    def describe(self) -> str:
+        return json.dumps(self.knobs.as_dict())
+
+
+def report_value(knob: str, text: str) -> float:
+    """A knob's value in the report's unit of its family: us for times, ns/B for bulk_gap,
+    MB/s for bandwidth (docs/results.md)."""
+    return in_report_unit(knob, parse_knob(knob, text))
+
+
+def _exact(knob: Knob, text: str) -> int:
+    """The value in an exact integer unit for interpolation: ns, fs/B, or B/s."""
+    if knob.family.inverse:
+        return round(FS_PER_S / parse_knob(knob, text))
+    return parse_knob(knob, text)
+
+
+def _decimal(d: Decimal) -> str:
+    """A decimal without exponent or trailing fractional zeros: 1000, 0.5, 31.622777."""
+    text = f"{d:f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def _text(knob: Knob, value: int) -> str:
+    """Text with a unit that the shim parses back to value (bandwidth to within rounding)."""
+    family = knob.family
+    if not knob.is_time:  # in the report unit: ns/B, MB/s
+        return _decimal(Decimal(value) / family.units[family.report_unit]) + family.report_unit
+    if value % 1000 == 0:
+        return f"{value // 1000}us"
+    return f"{value}ns"
+
+
+def range_values(knob: str, r: Range) -> list[str]:
+    """The steps values of a range, as knob text; log scale needs both ends above zero."""
+    k = Knob.lookup(knob)
+    lo, hi = _exact(k, r.from_), _exact(k, r.to)
+    if r.scale == "log":
+        if lo <= 0 or hi <= 0:
+            raise ValueError(
+                f"log range of {knob} needs both ends above zero (from: {r.from_}, to: {r.to})"
+            )
+        ratio = (hi / lo) ** (1 / (r.steps - 1))
+        raw = [lo * ratio**i for i in range(r.steps)]
+    else:
+        raw = [lo + (hi - lo) * i / (r.steps - 1) for i in range(r.steps)]
+    values = [int(math.floor(v + 0.5)) for v in raw]
+    values[0], values[-1] = lo, hi
+    out: list[str] = []
+    for v in values:
+        text = _text(k, v)
+        if text not in out:
+            out.append(text)
+    return out
+
+
+def knob_values(exp: Experiment) -> dict[str, list[str]]:
+    """Each swept knob's values as text, ranges expanded, in the file's order."""
+    out: dict[str, list[str]] = {}
+    for knob, values in exp.sweep.knobs.items():
+        out[knob] = range_values(knob, values) if isinstance(values, Range) else list(values)
+    return out
+
+
+def _settings(exp: Experiment) -> list[tuple[str, float | None, KnobSet]]:
+    base = dict(exp.emulator.baseline)
+    swept = knob_values(exp)
+    out: list[tuple[str, float | None, KnobSet]] = []
+    if exp.sweep.mode == "grid" and swept:
+        names = list(swept)
+        for combo in itertools.product(*(swept[n] for n in names)):
+            setting = {**base, **dict(zip(names, combo, strict=True))}
+            out.append(("grid", None, KnobSet.parse(setting)))
+        return out
+    out.append(("baseline", None, KnobSet.parse(base)))
+    for knob, values in swept.items():
+        for text in values:
+            setting = {**base, knob: text}
+            for other in Knob(knob).excludes:
+                setting.pop(other.value, None)
+            out.append((knob, report_value(knob, text), KnobSet.parse(setting)))
+    return out
+
+
+def expand(exp: Experiment) -> list[Point]:
+    """The whole plan in run order: repeats outermost, so an interrupted run has every
+    setting at least once before any is repeated."""
+    settings = _settings(exp)
+    points: list[Point] = []
+    for repeat in range(exp.repeats):
+        for w in exp.workloads:
+            for knob, value, ks in settings:
+                points.append(Point(len(points), w, knob, value, ks, repeat))
+    return points

@@ -1,0 +1,1 @@
+"""What a run leaves behind: the result protocol, results.sqlite, run.json (README.md)."""

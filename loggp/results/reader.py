@@ -1,0 +1,140 @@
+"""Reading table `points` of results.sqlite: the one way to read a run's stored points.
+
+Contract: `read_points(db)` opens the database read-only (so a run can be read while
+`loggp run` is still adding points) and returns the columns present, in store.COLUMNS
+order, and every point as a StoredPoint, in plan order.  A StoredPoint keeps every column as
+stored in `row` and gives the columns a reader computes with as typed fields: numbers as
+float or int (None where NULL or not finite), `knob_values` and `result` decoded from JSON
+(`{}` where empty), `metric` as text ("" where NULL).
+
+Everything that makes a database unusable is a StoreError whose message is one line naming
+the file: missing, not SQLite, without table `points`, lacking a REQUIRED column, holding
+no points, a number column that is not a number, or a JSON cell of an ok point that does not
+parse (a point that did not finish ok may hold anything; its cells read as `{}`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sqlite3
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from loggp.errors import one_line
+from loggp.results.protocol import MsgCounts, is_number, result_metric
+from loggp.results.store import COLUMNS, REQUIRED, STATUS_OK, StoreError
+
+
+@dataclass(frozen=True)
+class StoredPoint:
+    """One row of table `points` as a reader sees it (module docstring)."""
+
+    point_id: str
+    seq: int | None
+    workload: str
+    sweep_knob: str
+    sweep_value: float | None
+    knob_values: dict[str, float]
+    repeat: int
+    status: str
+    exit_code: int | None
+    metric: str
+    value: float | None
+    higher_is_better: bool
+    result: dict[str, Any]
+    msgs_check: str | None
+    stderr_tail: str | None
+    row: dict[str, Any] = field(repr=False)  # every column as stored, for the CSV
+
+    @property
+    def ok(self) -> bool:
+        return self.status == STATUS_OK
+
+    @property
+    def msgs(self) -> MsgCounts:
+        return MsgCounts.from_result(self.result)
+
+    def result_metric(self, name: str) -> float | None:
+        """A number from the result's `metrics` object, if present."""
+        return result_metric(self.result, name)
+
+
+def read_points(db: Path) -> tuple[tuple[str, ...], tuple[StoredPoint, ...]]:
+    """The columns present and every stored point, read-only (module docstring)."""
+    if not db.is_file():
+        raise StoreError(f"{db}: not found (no point has finished yet?)")
+    try:
+        con = sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True)
+    except sqlite3.Error as e:
+        raise StoreError(f"{db}: cannot open: {one_line(e)}") from None
+    try:
+        con.row_factory = sqlite3.Row
+        present = {r["name"] for r in con.execute("PRAGMA table_info(points)")}
+        if not present:
+            raise StoreError(f"{db}: has no table 'points'")
+        missing = [c for c in REQUIRED if c not in present]
+        if missing:
+            raise StoreError(f"{db}: table 'points' lacks column(s) {', '.join(missing)}")
+        columns = tuple(c for c in COLUMNS if c in present)
+        order = "seq, point_id" if "seq" in present else "point_id"
+        rows = con.execute(f"SELECT {', '.join(columns)} FROM points ORDER BY {order}").fetchall()
+    except sqlite3.Error as e:
+        raise StoreError(f"{db}: cannot read: {one_line(e)}") from None
+    finally:
+        con.close()
+    if not rows:
+        raise StoreError(f"{db}: no points recorded")
+    return columns, tuple(_point(db, {c: r[c] for c in columns}) for r in rows)
+
+
+def _point(db: Path, row: dict[str, Any]) -> StoredPoint:
+    pid = str(row["point_id"])
+    try:
+        sweep_value = _opt_float(row["sweep_value"])
+        value = _opt_float(row["value"])
+        repeat = int(row["repeat"])
+        seq = None if row.get("seq") is None else int(row["seq"])
+        exit_code = None if row.get("exit_code") is None else int(row["exit_code"])
+    except (TypeError, ValueError) as e:
+        raise StoreError(f"{db}: point {pid}: bad number: {one_line(e)}") from None
+    strict = row["status"] == STATUS_OK  # a failed point's leftovers may be anything
+    knob_values = _json_obj(db, pid, "knob_values", row.get("knob_values"), strict)
+    return StoredPoint(
+        point_id=pid,
+        seq=seq,
+        workload=str(row["workload"]),
+        sweep_knob=str(row["sweep_knob"]),
+        sweep_value=sweep_value,
+        knob_values={k: float(v) for k, v in knob_values.items() if is_number(v)},
+        repeat=repeat,
+        status=str(row["status"]),
+        exit_code=exit_code,
+        metric="" if row["metric"] is None else str(row["metric"]),
+        value=value,
+        higher_is_better=bool(row["higher_is_better"]),
+        result=_json_obj(db, pid, "result", row.get("result"), strict),
+        msgs_check=row.get("msgs_check"),
+        stderr_tail=row.get("stderr_tail"),
+        row=row,
+    )
+
+
+def _json_obj(db: Path, pid: str, column: str, text: Any, strict: bool) -> dict[str, Any]:
+    if text is None or text == "":
+        return {}
+    try:
+        obj = json.loads(text)
+    except (TypeError, json.JSONDecodeError) as e:
+        if not strict:
+            return {}
+        raise StoreError(f"{db}: point {pid}: column {column} is not JSON: {e}") from None
+    return obj if isinstance(obj, dict) else {}
+
+
+def _opt_float(v: Any) -> float | None:
+    if v is None:
+        return None
+    f = float(v)
+    return f if math.isfinite(f) else None

@@ -1,0 +1,254 @@
+"""Launchers: the command line and environment that start one point's workload.
+
+- local:   on this machine; an `mpi` workload through mpirun on localhost, a `process`
+           workload directly.
+- mpirun:  Open MPI's mpirun, optionally across the hosts of a hostfile.
+- ansible: mpirun across the hosts of an Ansible inventory (INI form), turned into a
+           hostfile in the run directory.
+- netns:   mpirun inside host 0 of the namespace testbed (`loggp testbed up N`), reaching
+           the other hosts through loggp-wire; an rsh agent in the point directory
+           enters their namespaces (ip netns exec) where mpirun would use ssh.
+
+Beneath shim `fabric` (and `none`, its undelayed control) MPI runs Open MPI's cm PML over
+the libfabric mtl with the experiment's provider, so every message crosses libfabric; the
+shim's variables travel to every rank with mpirun -x.  Beneath shim `wire` the stack is
+the same without the libfabric shim: the delays are added by loggp-wire to every packet.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from loggp.errors import LoggpError
+from loggp.net.netns import tool
+from loggp.net.testbed import State, TestbedError, host_addr, host_ns, require, workload_cpus
+from loggp.plan.experiment import Experiment, Workload
+from loggp.plan.knobs import KnobSet, check_env
+from loggp.run.shim import REPO_ROOT, build_dir, process_env
+
+
+class LaunchError(LoggpError):
+    """A point cannot be launched as configured (missing program, launcher, inventory)."""
+
+    exit_code = 2
+
+
+@dataclass(frozen=True)
+class Launch:
+    argv: list[str]
+    env: dict[str, str]
+
+
+def find_program(program: str, exp_dir: Path | None) -> Path:
+    """A workload program: absolute, or relative to the build directory, the experiment
+    file's directory or the repository, or a command on PATH."""
+    p = Path(program)
+    if p.is_absolute():
+        candidates = [p]
+    else:
+        candidates = [build_dir() / p, REPO_ROOT / p]
+        if exp_dir is not None:
+            candidates.insert(1, exp_dir / p)
+    for c in candidates:
+        if c.is_file() and os.access(c, os.X_OK):
+            return c.resolve()
+    found = shutil.which(program) if "/" not in program else None
+    if found:
+        return Path(found)
+    tried = ", ".join(str(c) for c in candidates)
+    raise LaunchError(f"workload program '{program}' not found (tried {tried} and PATH)")
+
+
+def _mpirun() -> str:
+    path = shutil.which("mpirun")
+    if not path:
+        raise LaunchError("mpirun not found: install Debian's openmpi-bin (make deps does)")
+    return path
+
+
+def inventory_hostfile(inventory: Path, group: str | None, out: Path) -> Path:
+    """Writes an Open MPI hostfile from an INI Ansible inventory: the hosts of group (or
+    of every group), with ansible_host= as the address and loggp_slots= as slots."""
+    try:
+        lines = inventory.read_text().splitlines()
+    except OSError as e:
+        raise LaunchError(f"{inventory}: cannot read the inventory: {e.strerror}") from None
+    hosts: list[str] = []
+    current: str | None = None
+    for raw in lines:
+        line = raw.split("#", 1)[0].strip()
+        if not line or line.startswith(";"):
+            continue
+        if line.startswith("[") and line.endswith("]"):
+            current = line[1:-1]
+            continue
+        if current is not None and ":" in current:
+            continue  # [group:vars] and [group:children] hold no hosts
+        if group is not None and current != group:
+            continue
+        name, *vars_ = shlex.split(line)
+        opts = dict(v.split("=", 1) for v in vars_ if "=" in v)
+        entry = f"{opts.get('ansible_host', name)} slots={opts.get('loggp_slots', '1')}"
+        if entry not in hosts:
+            hosts.append(entry)
+    if not hosts:
+        which = f"group [{group}]" if group else "any group"
+        raise LaunchError(f"{inventory}: no hosts in {which} of the inventory")
+    out.write_text("\n".join(hosts) + "\n")
+    return out
+
+
+def netns_hostfile(prefix: str, hosts: int, slots: int, out: Path) -> Path:
+    """An Open MPI hostfile of the testbed's host addresses, slots each."""
+    out.write_text("".join(f"{host_addr(i)} slots={slots}\n" for i in range(hosts)))
+    return out
+
+
+def netns_agent(prefix: str, hosts: int, out: Path) -> Path:
+    """The rsh agent mpirun calls as `AGENT [options] HOST COMMAND...`: it runs COMMAND
+    with sh in the namespace of HOST (a testbed address), as ssh would on a real host."""
+    cases = "".join(f"\t{host_addr(i)}) ns={host_ns(prefix, i)} ;;\n" for i in range(hosts))
+    out.write_text(
+        "#!/bin/sh\n"
+        f"# rsh agent of loggp's netns launcher for testbed '{prefix}' (loggp/run/launch.py)\n"
+        'while [ $# -gt 0 ]; do case "$1" in -*) shift ;; *) break ;; esac; done\n'
+        'host=$1\nshift\ncase "$host" in\n'
+        f"{cases}"
+        f"\t*) echo \"loggp netns agent: unknown host '$host' (testbed {prefix} has "
+        f'{host_addr(0)}..{host_addr(hosts - 1)})" >&2\n\t\texit 255 ;;\n'
+        "esac\n"
+        f'exec {tool("ip", "iproute2")} netns exec "$ns" /bin/sh -c "$*"\n'
+    )
+    out.chmod(0o755)
+    return out
+
+
+def _netns_argv(exp: Experiment, ranks: int, env: dict[str, str], point_dir: Path) -> list[str]:
+    """mpirun runs inside host 0 (its daemons connect back to it over the wire); every
+    TCP path of Open MPI and libfabric is kept on eth0, the testbed's interface.  The
+    ranks keep off the wire's CPU (_pinned)."""
+    prefix = exp.launcher.netns_prefix
+    state = _testbed(prefix)
+    hostfile = netns_hostfile(prefix, state.hosts, exp.launcher.slots, point_dir / "hostfile")
+    agent = netns_agent(prefix, state.hosts, point_dir / "rsh-agent")
+    env["FI_TCP_IFACE"] = "eth0"
+    return [
+        *_pinned(), tool("ip", "iproute2"), "netns", "exec", host_ns(prefix, 0), _mpirun(),
+        "--hostfile", str(hostfile), "--map-by", "node",
+        "--mca", "plm_rsh_agent", str(agent), "--mca", "plm_rsh_no_tree_spawn", "1",
+        "--mca", "oob_tcp_if_include", "eth0", "--mca", "btl_tcp_if_include", "eth0",
+        # More ranks than CPUs left to them: busy-polling ranks would take turns by
+        # whole timeslices.  Open MPI cannot see it (each host has its own slots).
+        "--mca", "mpi_yield_when_idle", "1" if ranks > _cpu_count() else "0",
+    ]  # fmt: skip
+
+
+def _cpu_count() -> int:
+    cpus = workload_cpus()
+    return len(cpus.split(",")) if cpus else 1
+
+
+def _pinned() -> list[str]:
+    """taskset for a workload in the testbed: its processes (descendants inherit the
+    affinity) keep off the wire's busy-polling CPU, so no rank ever stalls the wire."""
+    cpus = workload_cpus()
+    return ["taskset", "-c", cpus] if cpus else []
+
+
+def _testbed(prefix: str) -> State:
+    try:
+        return require(prefix)
+    except TestbedError as e:
+        raise LaunchError(
+            f"launcher 'netns' needs the namespace testbed '{prefix}' up: {e}"
+        ) from None
+
+
+def _mpi_argv(exp: Experiment, w: Workload, env: dict[str, str], point_dir: Path) -> list[str]:
+    launcher = exp.launcher
+    if launcher.kind == "netns":
+        argv = [*_netns_argv(exp, w.ranks, env, point_dir), "-n", str(w.ranks)]
+    else:
+        argv = [_mpirun(), "-n", str(w.ranks)]
+    argv += ["--oversubscribe", "--bind-to", "none"]
+    if os.geteuid() == 0:
+        argv.append("--allow-run-as-root")
+    if launcher.kind == "mpirun" and launcher.hostfile:
+        argv += ["--hostfile", launcher.hostfile]
+    if launcher.kind == "ansible" and launcher.inventory:
+        hostfile = inventory_hostfile(
+            Path(launcher.inventory), launcher.group, point_dir / "hostfile"
+        )
+        argv += ["--hostfile", str(hostfile)]
+    # Under netns the ranks share a hostname and /dev/shm: only btl tcp keeps them on eth0.
+    btl = "self,tcp" if launcher.kind == "netns" else "^ofi"
+    argv += [
+        "--mca", "pml", "cm", "--mca", "mtl", "ofi",
+        "--mca", "mtl_ofi_provider_include", exp.emulator.provider, "--mca", "btl", btl,
+    ]  # fmt: skip
+    for name in sorted(env):
+        if name.startswith(("LOGGP_", "FI_")):
+            argv += ["-x", name]
+    argv += list(launcher.mpirun_args)
+    return argv
+
+
+def preflight(exp: Experiment, exp_dir: Path | None) -> None:
+    """Fails before anything runs if a point could not be launched here."""
+    check_env(os.environ)  # a LOGGP_* typo would make every point refuse to run
+    _check_supported(exp)
+    for w in exp.workloads:
+        find_program(w.program, exp_dir)
+        if w.kind == "mpi":
+            _mpirun()
+    if exp.launcher.kind == "mpirun" and exp.launcher.hostfile:
+        if not Path(exp.launcher.hostfile).is_file():
+            raise LaunchError(f"hostfile {exp.launcher.hostfile} not found")
+
+
+def _check_supported(exp: Experiment) -> None:
+    if exp.emulator.shim == "wire" and exp.launcher.kind != "netns":
+        raise LaunchError(
+            "shim 'wire' needs the DPDK wire emulator between hosts: use "
+            "launcher: {kind: netns} with a testbed up (loggp testbed up N); "
+            "a cluster launcher comes later"
+        )
+    if exp.launcher.kind == "netns":
+        if "shm" in exp.emulator.provider.split(";"):
+            raise LaunchError(
+                f"provider '{exp.emulator.provider}' cannot cross network namespaces "
+                "(shm is memory on one host): use an IP provider such as tcp;ofi_rxm "
+                "under launcher netns"
+            )
+        _testbed(exp.launcher.netns_prefix)
+
+
+def point_launch(
+    exp: Experiment,
+    w: Workload,
+    knobs: KnobSet,
+    point_dir: Path,
+    exp_dir: Path | None,
+) -> Launch:
+    """argv and environment of one point; LaunchError when it cannot run here."""
+    _check_supported(exp)
+    program = find_program(w.program, exp_dir)
+    if exp.emulator.shim == "fabric":
+        env = process_env(knobs, stats_file=point_dir / "stats.jsonl")
+    else:
+        env = process_env(None)
+    # Programs that open libfabric themselves (the KVS brokers of kap) use the
+    # experiment's provider, as MPI's mtl does; mpirun forwards LOGGP_* with -x.
+    env["LOGGP_PROVIDER"] = exp.emulator.provider
+    if w.kind == "process":
+        if exp.launcher.kind == "netns":
+            _testbed(exp.launcher.netns_prefix)
+            ns0 = host_ns(exp.launcher.netns_prefix, 0)
+            ip = tool("ip", "iproute2")
+            return Launch([*_pinned(), ip, "netns", "exec", ns0, str(program), *w.args], env)
+        return Launch([str(program), *w.args], env)
+    return Launch([*_mpi_argv(exp, w, env, point_dir), str(program), *w.args], env)

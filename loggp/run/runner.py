@@ -1,0 +1,338 @@
+"""`loggp run`: runs an experiment's plan point by point and stores every outcome.
+
+A point that fails is recorded (status, exit code, stderr tail) and the run goes on, unless
+fail_fast.  Ctrl-C or SIGTERM kills the running point's processes, marks the run interrupted and
+leaves every finished point stored; --resume continues with the points not yet stored.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import signal
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+
+from loggp.errors import LoggpError
+from loggp.metrics.exporter import RunMetrics
+from loggp.metrics.prometheus import PrometheusServer, find_node_exporter, find_prometheus
+from loggp.plan.experiment import Experiment
+from loggp.plan.sweep import Point, expand
+from loggp.results.protocol import messages_check, result_line, shim_stats
+from loggp.results.rundir import RunRecord, plan_entry, write_run
+from loggp.results.store import PointRecord, Store
+from loggp.run.launch import Launch, point_launch
+from loggp.run.provenance import provenance
+from loggp.run.wirerun import WireSession
+
+_TAIL_LINES = 20
+_FIRST_SCRAPE_S = 20.0
+_LAST_SCRAPE_S = 10.0
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    fail_fast: bool = False
+    prometheus: bool | None = None  # None: on when the prometheus binary is installed
+    exp_dir: Path | None = None
+    wire: WireSession | None = None  # shim wire: the testbed's wire (run_plan's default)
+
+
+@dataclass
+class RunSummary:
+    run_dir: Path
+    planned: int
+    skipped: int
+    ok: int
+    failed: list[str]
+    interrupted: bool
+
+
+def _tail(path: Path) -> str:
+    try:
+        lines = path.read_text(errors="replace").splitlines()
+    except OSError:
+        return ""
+    return "\n".join(lines[-_TAIL_LINES:])
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+def _execute(launch: Launch, point_dir: Path, timeout: float) -> tuple[int | None, bool]:
+    """Runs the point's command in its own process group; (exit status, timed out).
+    Ctrl-C or SIGTERM kills the group before propagating, so no rank outlives the runner."""
+    with (point_dir / "stdout").open("wb") as out, (point_dir / "stderr").open("wb") as err:
+        proc = subprocess.Popen(
+            launch.argv,
+            env=launch.env,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=err,
+            start_new_session=True,
+        )
+        try:
+            return proc.wait(timeout), False
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            return None, True
+        except BaseException:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            raise
+
+
+def _outcome(
+    exp: Experiment, p: Point, point_dir: Path, rc: int | None, timed_out: bool
+) -> tuple[str, float | None, dict[str, Any] | None]:
+    stdout = (point_dir / "stdout").read_text(errors="replace")
+    result = result_line(stdout)
+    if timed_out:
+        return "timeout", None, result
+    if rc != 0 or result is None:
+        if result is None and rc == 0:
+            with (point_dir / "stderr").open("a") as f:
+                f.write("loggp: the workload printed no result line (docs/results.md)\n")
+        return "failed", None, result
+    if result.get("valid") is False:
+        return "invalid", None, result
+    value = result.get("metrics", {}).get(p.workload.metric)
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        with (point_dir / "stderr").open("a") as f:
+            f.write(f"loggp: the result has no number metrics.{p.workload.metric}\n")
+        return "failed", None, result
+    return "ok", float(value), result
+
+
+def _record(p: Point, **outcome: Any) -> PointRecord:
+    """The stored form of a point: who it is from the plan, what happened from outcome."""
+    return PointRecord(
+        point_id=p.point_id,
+        seq=p.seq,
+        workload=p.workload.name,
+        sweep_knob=p.sweep_knob,
+        sweep_value=p.sweep_value,
+        knobs=p.knobs.as_dict(),
+        knob_values=p.knob_values(),
+        repeat=p.repeat,
+        metric=p.workload.metric,
+        higher_is_better=p.workload.higher_is_better,
+        **outcome,
+    )
+
+
+def _not_run(p: Point, point_dir: Path, why: str) -> PointRecord:
+    """A point that could not start (the testbed's wire did not take its knobs)."""
+    (point_dir / "stderr").write_text(f"loggp: {why}\n")
+    now = time.time()
+    return _record(
+        p,
+        status="failed",
+        exit_code=None,
+        value=None,
+        result=None,
+        shim_stats=[],
+        msgs_check=None,
+        wall_s=0.0,
+        started=now,
+        finished=now,
+        stderr_tail=f"loggp: {why}",
+    )
+
+
+def run_point(exp: Experiment, p: Point, run_dir: Path, opts: RunOptions) -> PointRecord:
+    """Launches one point and returns what is stored of it."""
+    point_dir = run_dir / "points" / str(p.seq)
+    point_dir.mkdir(parents=True, exist_ok=True)
+    stats_path = point_dir / "stats.jsonl"
+    stats_path.unlink(missing_ok=True)
+    wire_ports: list[dict[str, Any]] = []
+    wire_before: list[dict[str, Any]] = []
+    if opts.wire is not None:
+        try:
+            wire_ports, wire_before = opts.wire.apply(p.knobs)
+        except LoggpError as e:
+            return _not_run(p, point_dir, f"cannot set the point's knobs on the wire: {e}")
+    launch = point_launch(exp, p.workload, p.knobs, point_dir, opts.exp_dir)
+    (point_dir / "command").write_text(" ".join(launch.argv) + "\n")
+    started = time.time()
+    t0 = time.monotonic()
+    rc, timed_out = _execute(launch, point_dir, exp.workload_timeout(p.workload))
+    wall = time.monotonic() - t0
+    status, value, result = _outcome(exp, p, point_dir, rc, timed_out)
+    stats = shim_stats(stats_path)
+    if opts.wire is not None:
+        try:
+            stats = opts.wire.record(wire_ports, wire_before)
+        except LoggpError as e:
+            with (point_dir / "stderr").open("a") as f:
+                f.write(f"loggp: the wire's counters after the point: {e}\n")
+            stats = [{"shim": "wire", **port} for port in wire_ports]
+            status, value = "failed", None
+    check = messages_check(result, stats, exp.emulator.shim == "fabric") if result else None
+    return _record(
+        p,
+        status=status,
+        exit_code=rc,
+        value=value,
+        result=result,
+        shim_stats=stats,
+        msgs_check=check,
+        wall_s=wall,
+        started=started,
+        finished=time.time(),
+        stderr_tail=_tail(point_dir / "stderr"),
+    )
+
+
+def _start_prometheus(
+    run_dir: Path, metrics: RunMetrics, want: bool | None, console: Console
+) -> PrometheusServer | None:
+    """A Prometheus server scraping the runner (and node_exporter when installed); with
+    want None only if the binary is there, with want True a missing one is an error."""
+    if want is False:
+        return None
+    if want is None:
+        try:
+            find_prometheus()
+        except LoggpError:
+            return None
+    server = PrometheusServer(run_dir, exporter=metrics.address).start()
+    jobs = 2 if find_node_exporter() else 1
+    node = " and node_exporter" if jobs == 2 else ""
+    console.print(f"Prometheus: {server.url} (scraping the runner{node})")
+    # Prometheus scrapes a new target only after a few seconds: wait until every target
+    # has been scraped once, so the first points' windows have data.
+    server.wait_for_series(f"count(up == 1) >= {jobs}", _FIRST_SCRAPE_S)
+    return server
+
+
+def _last_scrape(server: PrometheusServer, finished: int, console: Console) -> None:
+    """Waits until Prometheus has scraped the runner after its last point, so the stored
+    data covers every window; a miss is only worth a warning."""
+    try:
+        server.wait_for_series(
+            f"sum(loggp_run_points_finished_total) >= {finished}", _LAST_SCRAPE_S
+        )
+    except LoggpError as e:
+        console.print(f"warning: {e}")
+
+
+def new_record(exp: Experiment, yaml_text: str, source: str, plan: list[Point]) -> RunRecord:
+    return RunRecord(
+        name=exp.name,
+        source=source,
+        experiment_yaml=yaml_text,
+        experiment=exp.model_dump(mode="json", by_alias=True),
+        provenance=provenance(),
+        plan=[plan_entry(p) for p in plan],
+    )
+
+
+def run_plan(
+    exp: Experiment,
+    rec: RunRecord,
+    run_dir: Path,
+    opts: RunOptions,
+    console: Console,
+) -> RunSummary:
+    """Runs every point of the plan not yet in the store."""
+    if exp.emulator.shim == "wire" and opts.wire is None:
+        opts = dataclasses.replace(opts, wire=WireSession(exp.launcher.netns_prefix))
+    plan = expand(exp)
+    metrics = RunMetrics()
+    store = Store(run_dir)
+    done = store.finished_ids()
+    todo = [p for p in plan if p.point_id not in done]
+    summary = RunSummary(run_dir, len(plan), len(plan) - len(todo), 0, [], False)
+    server: PrometheusServer | None = None
+    # kill (SIGTERM) stops a run like Ctrl-C: the point's processes are killed and every
+    # finished point stays stored for --resume.  (A run started in the background of a
+    # shell has SIGINT ignored, so SIGTERM is how one stops it.)
+    old_term = signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        if opts.wire is not None:
+            opts.wire.save()
+        metrics.start()
+        metrics.plan(exp.name, len(plan))
+        server = _start_prometheus(run_dir, metrics, opts.prometheus, console)
+        if server is not None:
+            rec.prometheus = {"url": server.url, "data": "prometheus/data"}
+        rec.state = "running"
+        write_run(run_dir, rec)
+        columns = (
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            TextColumn("eta"),
+            TimeRemainingColumn(),
+        )
+        with Progress(*columns, console=console, transient=False) as bar:
+            task = bar.add_task(exp.name, total=len(plan), completed=summary.skipped)
+            warm: tuple[int, str] | None = None
+            for p in todo:
+                if exp.warmup and warm != (p.repeat, p.workload.name):
+                    warm = (p.repeat, p.workload.name)
+                    bar.update(task, description=f"{'warm-up ' + p.point_id:<40.40}")
+                    for _ in range(exp.warmup):
+                        run_point(exp, p, run_dir, opts)  # discarded; its logs overwritten
+                bar.update(task, description=f"{p.point_id:<40.40}")
+                metrics.point_started(p.point_id, p.workload.name, p.sweep_knob)
+                r = run_point(exp, p, run_dir, opts)
+                store.add(r)
+                rec.windows[p.point_id] = [r.started, r.finished]
+                write_run(run_dir, rec)
+                metrics.point_finished(
+                    p.point_id, p.workload.name, p.sweep_knob, p.sweep_value,
+                    r.status, r.value, r.wall_s,
+                )  # fmt: skip
+                bar.advance(task)
+                if r.status == "ok":
+                    summary.ok += 1
+                    continue
+                summary.failed.append(p.point_id)
+                first = r.stderr_tail.splitlines()[-1] if r.stderr_tail else "no stderr"
+                bar.console.print(
+                    f"[red]point {p.point_id}: {r.status}[/red] (exit {r.exit_code}): {first} "
+                    f"(logs: {run_dir / 'points' / str(p.seq)})"
+                )
+                if opts.fail_fast:
+                    break
+        if summary.failed:
+            rec.state = "stopped" if opts.fail_fast else "failed"
+        else:
+            rec.state = "complete"
+    except KeyboardInterrupt:
+        summary.interrupted = True
+        rec.state = "interrupted"
+    finally:
+        signal.signal(signal.SIGTERM, old_term)
+        write_run(run_dir, rec)
+        if opts.wire is not None:
+            try:
+                opts.wire.restore()
+            except LoggpError as e:
+                console.print(f"warning: the wire's knobs before the run not restored: {e}")
+        if server is not None:
+            if not summary.interrupted:
+                _last_scrape(server, summary.ok + len(summary.failed), console)
+            server.stop()
+        metrics.close()
+        store.close()
+    return summary
