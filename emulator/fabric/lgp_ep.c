@@ -32,7 +32,7 @@ void lgp_ep_flush(struct lgp_ep *ep)
 	pthread_mutex_lock(&dom->lock);
 	ep->flushing = true;
 	/* The endpoint's last deferred send is due when its port is free + L. */
-	last_due = ep->pacer.port_free_ns + dom->params.latency_ns;
+	last_due = lgp_pacer_free_ns(&ep->pacer) + dom->params.latency_ns;
 	deadline = (last_due > now ? last_due : now) + LGP_EP_FLUSH_IDLE_NS;
 	was = ep->queued_msgs + ep->inflight;
 	while ((left = ep->queued_msgs + ep->inflight)) {
