@@ -49,17 +49,15 @@
 
 #include <lgp/dqueue.h>
 #include <lgp/knob.h>
-#include <lgp/pacer.h>
 #include <lgp/stats.h>
+
+#include "lgp_engine.h"
 
 extern struct fi_provider lgp_prov;
 
 #define LGP_WARN(subsys, ...) FI_WARN(&lgp_prov, subsys, __VA_ARGS__)
 #define LGP_INFO(subsys, ...) FI_INFO(&lgp_prov, subsys, __VA_ARGS__)
 
-/* Limits of one endpoint's send queue (back-pressure beyond them). */
-#define LGP_EP_QUEUE_MSGS	1024
-#define LGP_EP_QUEUE_BYTES	(64ULL << 20)
 /* Synthesised completions one CQ can hold. */
 #define LGP_CQ_QUEUE_DEPTH	65536
 
@@ -100,7 +98,6 @@ struct lgp_domain {
 	struct fid_domain domain;
 	struct fid_domain *hdomain;
 	struct lgp_fabric *fab;
-	struct lgp_params params;
 	bool active;
 	/*
 	 * Serialises the shim's state and every data-path call into the real
@@ -110,12 +107,10 @@ struct lgp_domain {
 	 * (rxm's credit handler) from inside a call the shim made.
 	 */
 	pthread_mutex_t lock;
-	bool in_progress;		/* lgp_domain_progress() is running */
+	struct lgp_engine eng;		/* knobs, deferred operations */
 	size_t inflight;		/* shim posts awaiting real completion */
 	struct lgp_cq *cqs;		/* this domain's CQs */
 	struct lgp_ep *eps;		/* this domain's endpoints */
-	struct lgp_dq sendq;		/* deferred sends, by post time */
-	uint64_t next_release;		/* mirror of lgp_dq_next(), for the thread */
 	uint64_t next_signal;		/* earliest completion a wait object awaits */
 	struct lgp_domain *prog_next;	/* progress thread's list */
 	/* rxm's flow control over a core provider (lgp_ops.c) */
@@ -126,8 +121,6 @@ struct lgp_domain {
 int lgp_domain_ops_open(struct fid *fid, const char *name, uint64_t flags,
 			void **ops, void *context);
 
-/* Posts every deferred operation whose time has come; lock held. */
-void lgp_domain_progress(struct lgp_domain *dom, uint64_t now);
 /*
  * Reads the real CQs the shim may read (drivable), consuming its own
  * completions and keeping the application's: a post may wait for a peer
@@ -229,11 +222,9 @@ struct lgp_ep {
 	struct lgp_cq *tx_cq;
 	struct lgp_cq *rx_cq;
 	bool tx_selective;	/* bound with FI_SELECTIVE_COMPLETION */
-	struct lgp_pacer pacer;
+	struct lgp_eng_port port;	/* pacer, deferred operations */
 	uint64_t tx_op_flags;	/* default flags of the transmit context */
 	size_t inject_size;
-	size_t queued_msgs;	/* deferred, not yet posted */
-	size_t queued_bytes;
 	size_t inflight;	/* posted by the shim, real completion pending */
 	bool flushing;		/* post so that completions come (no inject) */
 	bool tx_counted;	/* a counter counts its sends (no inject) */
@@ -320,7 +311,6 @@ struct lgp_req {
 	enum fi_datatype datatype;
 	enum fi_op op;
 	uint64_t return_at;		/* earliest time returned data is seen */
-	uint64_t ep_latency_ns;		/* L, for the return trip */
 	/* The completion the application will read, once released. */
 	struct fi_cq_tagged_entry cqe;
 	/* One for the real post awaiting completion, one per queued copy. */
@@ -381,6 +371,9 @@ ssize_t lgp_send_submit(struct lgp_ep *ep, struct lgp_req *req);
 
 /* Posts a request to the real endpoint; lock held. */
 ssize_t lgp_req_post(struct lgp_req *req);
+
+/* A domain's engine ops: the core clock, lgp_req_post() to release. */
+extern const struct lgp_eng_ops lgp_send_eng_ops;
 
 /* The real CQ reported on a request the shim posted; lock held. */
 void lgp_req_complete(struct lgp_cq *cq, struct lgp_req *req,
