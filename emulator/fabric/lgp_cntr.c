@@ -5,7 +5,10 @@
  */
 #include <stdlib.h>
 
-#include "lgp_fi.h"
+#include "lgp_cntr.h"
+#include "lgp_domain.h"
+#include "lgp_engine.h"
+#include "lgp_fid.h"
 
 static struct lgp_cntr *lgp_cntr_of(struct fid_cntr *cntr)
 {

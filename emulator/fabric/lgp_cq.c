@@ -19,7 +19,17 @@
 
 #include <lgp/clock.h>
 
-#include "lgp_fi.h"
+#include "lgp_cq.h"
+#include "lgp_domain.h"
+#include "lgp_engine.h"
+#include "lgp_ep.h"
+#include "lgp_fabric.h"
+#include "lgp_fid.h"
+#include "lgp_log.h"
+#include "lgp_progress.h"
+#include "lgp_req.h"
+#include "lgp_send.h"
+#include "lgp_wait.h"
 
 #define LGP_CQ_BATCH	64
 /* Longest single block in the real sread, so timeouts stay responsive. */

@@ -5,7 +5,19 @@
  */
 #include <stdlib.h>
 
-#include "lgp_fi.h"
+#include "lgp_av.h"
+#include "lgp_cntr.h"
+#include "lgp_config.h"
+#include "lgp_cq.h"
+#include "lgp_domain.h"
+#include "lgp_engine.h"
+#include "lgp_ep.h"
+#include "lgp_fabric.h"
+#include "lgp_fid.h"
+#include "lgp_mr.h"
+#include "lgp_poll.h"
+#include "lgp_progress.h"
+#include "lgp_send.h"
 
 /* Deferred operations one domain can hold across all its endpoints. */
 #define LGP_DOMAIN_QUEUE_DEPTH	(1u << 16)

@@ -7,9 +7,20 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include <rdma/fi_cm.h>
+
 #include <lgp/clock.h>
 
-#include "lgp_fi.h"
+#include "lgp_av.h"
+#include "lgp_cntr.h"
+#include "lgp_cq.h"
+#include "lgp_domain.h"
+#include "lgp_engine.h"
+#include "lgp_ep.h"
+#include "lgp_fid.h"
+#include "lgp_log.h"
+#include "lgp_pep.h"
+#include "lgp_req.h"
 
 /*
  * How long a flush waits, once every deferred send is due, without one

@@ -41,7 +41,11 @@
 
 #include <lgp/clock.h>
 
-#include "lgp_fi.h"
+#include "lgp_config.h"
+#include "lgp_domain.h"
+#include "lgp_engine.h"
+#include "lgp_log.h"
+#include "lgp_progress.h"
 
 /* When a domain is busy in the application, look again this soon. */
 #define LGP_PROGRESS_RETRY_NS	20000ULL

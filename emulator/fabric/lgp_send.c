@@ -16,7 +16,15 @@
 
 #include <lgp/clock.h>
 
-#include "lgp_fi.h"
+#include "lgp_cq.h"
+#include "lgp_domain.h"
+#include "lgp_engine.h"
+#include "lgp_ep.h"
+#include "lgp_fabric.h"
+#include "lgp_log.h"
+#include "lgp_progress.h"
+#include "lgp_req.h"
+#include "lgp_send.h"
 
 void lgp_ep_count(struct lgp_ep *ep, size_t len)
 {
