@@ -5,6 +5,8 @@
 #include <stdlib.h>
 
 #include "calib_bench.h"
+#include "calib_clock.h"
+#include "calib_err.h"
 #include "calib_stats.h"
 
 #define CALIB_SETTLE_NS 500000000ULL

@@ -11,9 +11,9 @@
 #ifndef CALIB_BENCH_H
 #define CALIB_BENCH_H
 
-#include "calib.h"
 #include "calib_fabric.h"
 #include "calib_oob.h"
+#include "calib_opts.h"
 
 struct calib_stat {
 	double median;

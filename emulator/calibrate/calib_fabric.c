@@ -8,6 +8,8 @@
 #include <rdma/fi_cm.h>
 #include <rdma/fi_errno.h>
 
+#include "calib_clock.h"
+#include "calib_err.h"
 #include "calib_fabric.h"
 
 #define CALIB_TX_BATCH 16

@@ -18,7 +18,7 @@
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
 
-#include "calib.h"
+#include "calib_opts.h"
 
 #define CALIB_TX_DEPTH 512
 #define CALIB_NAME_MAX 256

@@ -36,15 +36,16 @@
  */
 #include <errno.h>
 #include <getopt.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "calib.h"
 #include "calib_bench.h"
+#include "calib_clock.h"
+#include "calib_err.h"
 #include "calib_fabric.h"
 #include "calib_oob.h"
+#include "calib_opts.h"
 #include "calib_report.h"
 
 #ifdef CALIB_HAVE_LGP_CORE
@@ -63,17 +64,6 @@ struct calib_setup {
 	uint32_t burst;
 	uint32_t pad;
 };
-
-void calib_err(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "%s: ", CALIB_NAME);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
 
 static void calib_usage(FILE *out)
 {

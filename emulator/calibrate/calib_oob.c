@@ -12,7 +12,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "calib.h"
+#include "calib_clock.h"
+#include "calib_err.h"
 #include "calib_oob.h"
 
 /* Pause between connection attempts while the server is starting. */

@@ -4,6 +4,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "calib_err.h"
 #include "calib_report.h"
 
 extern char **environ;

@@ -8,8 +8,8 @@
 
 #include <stdio.h>
 
-#include "calib.h"
 #include "calib_bench.h"
+#include "calib_opts.h"
 
 void calib_report_table(FILE *out, const struct calib_opts *opts,
 			const char *provider, const struct calib_results *r);

@@ -7,7 +7,10 @@
  */
 #include <stdlib.h>
 
-#include "lgp_fi.h"
+#include "lgp_av.h"
+#include "lgp_domain.h"
+#include "lgp_ep.h"
+#include "lgp_fid.h"
 
 static struct fid_av *lgp_hav(struct fid_av *av)
 {

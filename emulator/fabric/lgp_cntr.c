@@ -5,9 +5,10 @@
  */
 #include <stdlib.h>
 
-#include <lgp/clock.h>
-
-#include "lgp_fi.h"
+#include "lgp_cntr.h"
+#include "lgp_domain.h"
+#include "lgp_engine.h"
+#include "lgp_fid.h"
 
 static struct lgp_cntr *lgp_cntr_of(struct fid_cntr *cntr)
 {
@@ -39,16 +40,13 @@ struct fi_ops lgp_cntr_fi_ops = {
 /* The counter moved to value: spend o_r for each new receive. */
 static uint64_t lgp_cntr_charge(struct lgp_cntr *c, uint64_t value)
 {
-	uint64_t seen, o_r = c->dom->params.recv_overhead_ns;
+	uint64_t seen;
 
-	if (!o_r || !c->counts_recv)
+	if (!c->dom->eng.params.recv_overhead_ns || !c->counts_recv)
 		return value;
 	seen = __atomic_exchange_n(&c->seen, value, __ATOMIC_RELAXED);
-	if (value > seen) {
-		lgp_spin_ns((value - seen) * o_r);
-		lgp_stats_add(&c->dom->fab->stats, LGP_STAT_RECV_OVERHEAD_NS,
-			      (value - seen) * o_r);
-	}
+	if (value > seen)
+		lgp_eng_recv_overhead(&c->dom->eng, value - seen);
 	return value;
 }
 

@@ -19,7 +19,17 @@
 
 #include <lgp/clock.h>
 
-#include "lgp_fi.h"
+#include "lgp_cq.h"
+#include "lgp_domain.h"
+#include "lgp_engine.h"
+#include "lgp_ep.h"
+#include "lgp_fabric.h"
+#include "lgp_fid.h"
+#include "lgp_log.h"
+#include "lgp_progress.h"
+#include "lgp_req.h"
+#include "lgp_send.h"
+#include "lgp_wait.h"
 
 #define LGP_CQ_BATCH	64
 /* Longest single block in the real sread, so timeouts stay responsive. */
@@ -95,7 +105,7 @@ bool lgp_cq_ready(struct lgp_cq *cq, uint64_t *next)
 
 	if (cq->shim) {
 		pthread_mutex_lock(&cq->dom->lock);
-		lgp_domain_progress(cq->dom, lgp_now_ns());
+		lgp_eng_release(&cq->dom->eng, lgp_now_ns());
 		head = lgp_dq_next(&cq->synq);
 		pthread_mutex_unlock(&cq->dom->lock);
 	}
@@ -278,7 +288,7 @@ static ssize_t lgp_cq_poll(struct lgp_cq *cq, void *buf, size_t count,
 	 * Released after the real read, which has progressed the provider
 	 * (completed sends, connection set-up), so the posts find room.
 	 */
-	lgp_domain_progress(cq->dom, lgp_now_ns());
+	lgp_eng_release(&cq->dom->eng, lgp_now_ns());
 	if (cq->signals)
 		lgp_domain_signal(cq->dom, lgp_now_ns());
 	if (n)
@@ -292,15 +302,10 @@ static ssize_t lgp_cq_poll(struct lgp_cq *cq, void *buf, size_t count,
 
 static void lgp_cq_charge(struct lgp_cq *cq, size_t nrecv)
 {
-	uint64_t o_r = cq->dom->params.recv_overhead_ns;
-
 	if (!nrecv)
 		return;
 	lgp_stats_add(&cq->dom->fab->stats, LGP_STAT_RECV_MSGS, nrecv);
-	if (!o_r)
-		return;
-	lgp_spin_ns(nrecv * o_r);
-	lgp_stats_add(&cq->dom->fab->stats, LGP_STAT_RECV_OVERHEAD_NS, nrecv * o_r);
+	lgp_eng_recv_overhead(&cq->dom->eng, nrecv);
 }
 
 static ssize_t lgp_cq_readfrom(struct fid_cq *fcq, void *buf, size_t count,

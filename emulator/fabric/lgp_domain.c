@@ -1,48 +1,26 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Domain wrapper: owns the delay queue of deferred operations and the lock
- * that serialises them with the application's calls.
+ * Domain wrapper: owns the delay engine of deferred operations and the
+ * lock that serialises them with the application's calls.
  */
 #include <stdlib.h>
 
-#include <lgp/clock.h>
-
-#include "lgp_fi.h"
+#include "lgp_av.h"
+#include "lgp_cntr.h"
+#include "lgp_config.h"
+#include "lgp_cq.h"
+#include "lgp_domain.h"
+#include "lgp_engine.h"
+#include "lgp_ep.h"
+#include "lgp_fabric.h"
+#include "lgp_fid.h"
+#include "lgp_mr.h"
+#include "lgp_poll.h"
+#include "lgp_progress.h"
+#include "lgp_send.h"
 
 /* Deferred operations one domain can hold across all its endpoints. */
 #define LGP_DOMAIN_QUEUE_DEPTH	(1u << 16)
-
-void lgp_domain_progress(struct lgp_domain *dom, uint64_t now)
-{
-	uint64_t due, posted;
-	struct lgp_req *req;
-	ssize_t ret;
-
-	/*
-	 * A post may call back into the application (a credit handler) and
-	 * from there into this function: the outer pass owns the queue head.
-	 */
-	if (dom->in_progress)
-		return;
-	dom->in_progress = true;
-	while (lgp_dq_next(&dom->sendq) <= now) {
-		/*
-		 * Post the head before popping it: if the real provider's
-		 * queue is full (-FI_EAGAIN) the head stays first, so no
-		 * later operation overtakes it.
-		 */
-		req = dom->sendq.heap[0].item;
-		due = dom->sendq.heap[0].release_ns;
-		posted = lgp_now_ns();
-		ret = lgp_req_post(req);
-		if (ret == -FI_EAGAIN)
-			break;
-		lgp_stats_release(&dom->fab->stats, due, posted);
-		lgp_dq_pop_due(&dom->sendq, now);
-	}
-	dom->next_release = lgp_dq_next(&dom->sendq);
-	dom->in_progress = false;
-}
 
 void lgp_domain_drive(struct lgp_domain *dom)
 {
@@ -66,7 +44,7 @@ static int lgp_domain_close(struct fid *fid)
 			lgp_progress_add(dom);
 		return ret;
 	}
-	lgp_dq_fini(&dom->sendq);
+	lgp_eng_fini(&dom->eng);
 	pthread_mutex_destroy(&dom->lock);
 	free(dom);
 	return 0;
@@ -204,20 +182,17 @@ int lgp_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 	if (!dom)
 		return -FI_ENOMEM;
 	dom->fab = fab;
-	dom->params = cfg->params;
 	dom->active = cfg->active;
-	dom->next_release = UINT64_MAX;
 	dom->next_signal = UINT64_MAX;
 	pthread_mutexattr_init(&ma);
 	pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_RECURSIVE);
 	pthread_mutex_init(&dom->lock, &ma);
 	pthread_mutexattr_destroy(&ma);
-	if (dom->active) {
-		ret = lgp_dq_init(&dom->sendq, LGP_DOMAIN_QUEUE_DEPTH);
-		if (ret) {
-			ret = -FI_ENOMEM;
-			goto err_lock;
-		}
+	ret = lgp_eng_init(&dom->eng, &cfg->params, &lgp_send_eng_ops, &fab->stats,
+			   dom->active ? LGP_DOMAIN_QUEUE_DEPTH : 0);
+	if (ret) {
+		ret = -FI_ENOMEM;
+		goto err_queue;
 	}
 
 	ret = fi_domain(fab->hfabric, lgp_info_real(info, &copy), &dom->hdomain,
@@ -242,9 +217,7 @@ int lgp_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 err_domain:
 	fi_close(&dom->hdomain->fid);
 err_queue:
-	if (dom->active)
-		lgp_dq_fini(&dom->sendq);
-err_lock:
+	lgp_eng_fini(&dom->eng);
 	pthread_mutex_destroy(&dom->lock);
 	free(dom);
 	return ret;

@@ -7,9 +7,20 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include <rdma/fi_cm.h>
+
 #include <lgp/clock.h>
 
-#include "lgp_fi.h"
+#include "lgp_av.h"
+#include "lgp_cntr.h"
+#include "lgp_cq.h"
+#include "lgp_domain.h"
+#include "lgp_engine.h"
+#include "lgp_ep.h"
+#include "lgp_fid.h"
+#include "lgp_log.h"
+#include "lgp_pep.h"
+#include "lgp_req.h"
 
 /*
  * How long a flush waits, once every deferred send is due, without one
@@ -32,28 +43,28 @@ void lgp_ep_flush(struct lgp_ep *ep)
 	pthread_mutex_lock(&dom->lock);
 	ep->flushing = true;
 	/* The endpoint's last deferred send is due when its port is free + L. */
-	last_due = ep->pacer.port_free_ns + dom->params.latency_ns;
+	last_due = lgp_eng_port_last_due(&dom->eng, &ep->port);
 	deadline = (last_due > now ? last_due : now) + LGP_EP_FLUSH_IDLE_NS;
-	was = ep->queued_msgs + ep->inflight;
-	while ((left = ep->queued_msgs + ep->inflight)) {
+	was = ep->port.queued_msgs + ep->inflight;
+	while ((left = ep->port.queued_msgs + ep->inflight)) {
 		now = lgp_now_ns();
 		if (left < was && now + LGP_EP_FLUSH_IDLE_NS > deadline)
 			deadline = now + LGP_EP_FLUSH_IDLE_NS;
 		was = left;
 		if (now > deadline)
 			break;
-		lgp_domain_progress(dom, now);
+		lgp_eng_release(&dom->eng, now);
 		lgp_domain_drive(dom);
-		if (!ep->queued_msgs && !ep->inflight)
+		if (!ep->port.queued_msgs && !ep->inflight)
 			break;
 		pthread_mutex_unlock(&dom->lock);
 		sched_yield();
 		pthread_mutex_lock(&dom->lock);
 	}
-	if (ep->queued_msgs || ep->inflight)
+	if (ep->port.queued_msgs || ep->inflight)
 		LGP_WARN(FI_LOG_EP_DATA, "flushing endpoint: %zu deferred sends "
 			 "not posted, %zu not completed by the provider\n",
-			 ep->queued_msgs, ep->inflight);
+			 ep->port.queued_msgs, ep->inflight);
 	ep->flushing = false;
 	pthread_mutex_unlock(&dom->lock);
 }
@@ -85,7 +96,7 @@ static void lgp_ep_flush_domain(struct lgp_domain *dom)
 
 	pthread_mutex_lock(&dom->lock);
 	for (ep = dom->eps; ep; ep = ep->next_in_dom)
-		if (ep->queued_msgs || ep->inflight)
+		if (ep->port.queued_msgs || ep->inflight)
 			lgp_ep_flush(ep);
 	pthread_mutex_unlock(&dom->lock);
 }
@@ -348,7 +359,7 @@ int lgp_ep_wrap(struct lgp_domain *dom, struct fid_ep *hep, void *context,
 		ep->tx_op_flags = info->tx_attr->op_flags;
 		ep->inject_size = info->tx_attr->inject_size;
 	}
-	lgp_pacer_init(&ep->pacer, dom->params.gap_ns, dom->params.bulk_gap_fs);
+	lgp_eng_port_init(&dom->eng, &ep->port);
 
 	ep->ep.fid.fclass = fclass;
 	ep->ep.fid.context = context;

@@ -7,7 +7,11 @@
  * delays are active the vectors kept by reference hold up to
  * LGP_REQ_IOV_MAX elements each (lgp_send_submit refuses longer ones).
  */
-#include "lgp_fi.h"
+#include "lgp_domain.h"
+#include "lgp_ep.h"
+#include "lgp_fid.h"
+#include "lgp_req.h"
+#include "lgp_send.h"
 
 static struct lgp_ep *lgp_ep_of(struct fid_ep *ep)
 {

@@ -8,7 +8,11 @@
  * progress thread may be posting on the same domain) and every send-type
  * call becomes a request for lgp_send_submit().
  */
-#include "lgp_fi.h"
+#include "lgp_domain.h"
+#include "lgp_ep.h"
+#include "lgp_fid.h"
+#include "lgp_req.h"
+#include "lgp_send.h"
 
 static struct lgp_ep *lgp_ep_of(struct fid_ep *ep)
 {

@@ -7,7 +7,9 @@
  */
 #include <stdlib.h>
 
-#include "lgp_fi.h"
+#include "lgp_eq.h"
+#include "lgp_fabric.h"
+#include "lgp_fid.h"
 
 static int lgp_eq_close(struct fid *fid)
 {

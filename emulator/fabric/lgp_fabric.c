@@ -8,7 +8,16 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "lgp_fi.h"
+#include "lgp_config.h"
+#include "lgp_cq.h"
+#include "lgp_domain.h"
+#include "lgp_eq.h"
+#include "lgp_fabric.h"
+#include "lgp_fid.h"
+#include "lgp_log.h"
+#include "lgp_pep.h"
+#include "lgp_poll.h"
+#include "lgp_wait.h"
 
 static pthread_mutex_t lgp_fabric_list_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct lgp_fabric *lgp_fabric_list;

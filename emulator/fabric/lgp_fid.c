@@ -5,7 +5,18 @@
  */
 #include <stdlib.h>
 
-#include "lgp_fi.h"
+#include "lgp_av.h"
+#include "lgp_cntr.h"
+#include "lgp_cq.h"
+#include "lgp_domain.h"
+#include "lgp_ep.h"
+#include "lgp_eq.h"
+#include "lgp_fabric.h"
+#include "lgp_fid.h"
+#include "lgp_mr.h"
+#include "lgp_pep.h"
+#include "lgp_poll.h"
+#include "lgp_wait.h"
 
 struct fid *lgp_fid_real(struct fid *fid)
 {

@@ -5,7 +5,8 @@
  */
 #include <stdlib.h>
 
-#include "lgp_fi.h"
+#include "lgp_fid.h"
+#include "lgp_mr.h"
 
 static int lgp_mr_close(struct fid *fid)
 {

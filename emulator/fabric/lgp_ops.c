@@ -13,7 +13,9 @@
  */
 #include <string.h>
 
-#include "lgp_fi.h"
+#include "lgp_domain.h"
+#include "lgp_ep.h"
+#include "lgp_fid.h"
 
 #define LGP_OPS_FLOW_CTRL	"ofix_flow_ctrl_v1"
 #define LGP_OPS_PRIVATE_PREFIX	"ofix_"

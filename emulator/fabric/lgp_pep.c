@@ -5,9 +5,11 @@
  */
 #include <stdlib.h>
 
-#include "lgp_fi.h"
-
-extern struct fi_ops_cm lgp_cm_ops;
+#include "lgp_config.h"
+#include "lgp_ep.h"
+#include "lgp_fabric.h"
+#include "lgp_fid.h"
+#include "lgp_pep.h"
 
 static int lgp_pep_close(struct fid *fid)
 {

@@ -7,7 +7,10 @@
  */
 #include <stdlib.h>
 
-#include "lgp_fi.h"
+#include "lgp_cq.h"
+#include "lgp_domain.h"
+#include "lgp_fid.h"
+#include "lgp_poll.h"
 
 static struct lgp_poll *lgp_poll_of(struct fid_poll *p)
 {

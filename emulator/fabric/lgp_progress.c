@@ -41,7 +41,11 @@
 
 #include <lgp/clock.h>
 
-#include "lgp_fi.h"
+#include "lgp_config.h"
+#include "lgp_domain.h"
+#include "lgp_engine.h"
+#include "lgp_log.h"
+#include "lgp_progress.h"
 
 /* When a domain is busy in the application, look again this soon. */
 #define LGP_PROGRESS_RETRY_NS	20000ULL
@@ -104,7 +108,7 @@ static void lgp_progress_sleep(uint64_t until)
 /* When the domain next needs the thread: a release or a wait to signal. */
 static uint64_t lgp_progress_due(struct lgp_domain *dom)
 {
-	uint64_t r = __atomic_load_n(&dom->next_release, __ATOMIC_ACQUIRE);
+	uint64_t r = lgp_eng_next_release(&dom->eng);
 	uint64_t s = __atomic_load_n(&dom->next_signal, __ATOMIC_ACQUIRE);
 
 	return r < s ? r : s;
@@ -131,7 +135,7 @@ static void *lgp_progress_main(void *arg)
 				r = now;
 			if (r <= now) {
 				if (pthread_mutex_trylock(&dom->lock) == 0) {
-					lgp_domain_progress(dom, lgp_now_ns());
+					lgp_eng_release(&dom->eng, lgp_now_ns());
 					if (dom->inflight)
 						lgp_domain_drive(dom);
 					lgp_domain_signal(dom, lgp_now_ns());
@@ -238,10 +242,10 @@ void lgp_progress_flush_all(void)
 		lgp_prog_lock_take();
 		for (dom = lgp_prog_list; dom; dom = dom->prog_next) {
 			pthread_mutex_lock(&dom->lock);
-			lgp_domain_progress(dom, lgp_now_ns());
+			lgp_eng_release(&dom->eng, lgp_now_ns());
 			if (dom->inflight)
 				lgp_domain_drive(dom);
-			pending |= lgp_dq_size(&dom->sendq) || dom->inflight;
+			pending |= lgp_eng_queued(&dom->eng) || dom->inflight;
 			pthread_mutex_unlock(&dom->lock);
 		}
 		lgp_prog_lock_drop();

@@ -9,6 +9,7 @@
  * Names, forms and help come from the registry (lgp/knobs.def), the
  * parsing and the environment check from lgp_core.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,7 +17,10 @@
 #include <lgp/clock.h>
 #include <lgp/env.h>
 
-#include "lgp_fi.h"
+#include "lgp_config.h"
+#include "lgp_fabric.h"
+#include "lgp_log.h"
+#include "lgp_teardown.h"
 
 static struct lgp_config lgp_cfg;
 static pthread_once_t lgp_cfg_once = PTHREAD_ONCE_INIT;
@@ -71,30 +75,15 @@ const struct lgp_config *lgp_config_get(void)
 	return &lgp_cfg;
 }
 
-/* Runs before libfabric unloads us: no thread may outlive our code. */
-static void lgp_prov_cleanup(void)
-{
-	lgp_progress_flush_all();
-	lgp_fabric_stats_write_all();
-	lgp_progress_fini();
-}
-
 struct fi_provider lgp_prov = {
 	.version = FI_VERSION(0, 1),
 	.fi_version = FI_VERSION(1, 17),
 	.name = "ofi_hook_loggp",
 	.getinfo = NULL,
 	.fabric = lgp_fabric_hook,
-	.cleanup = lgp_prov_cleanup,
+	/* Runs before libfabric unloads us: no thread may outlive our code. */
+	.cleanup = lgp_teardown,
 };
-
-/* Stats of fabrics the application never closed still reach the runner. */
-static void __attribute__((destructor)) lgp_prov_fini(void)
-{
-	lgp_progress_flush_all();
-	lgp_fabric_stats_write_all();
-	lgp_progress_fini();
-}
 
 FI_EXT_INI
 {

@@ -1,15 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Pool of send-type requests.  All requests live in one slab, so a
- * completion's op_context is recognised as the shim's by an address range
- * check, without touching memory that may be the application's.  Each
- * slot holds a request and the copies of its vectors (struct lgp_req_slot).
+ * Pool of send-type requests (lgp_req.h): one slab mapped on first use,
+ * each slot a request and the copies of its vectors (struct lgp_req_slot).
  */
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
-#include "lgp_fi.h"
+#include "lgp_ep.h"
+#include "lgp_req.h"
 
 /* Bounds the shim's outstanding operations across the whole process. */
 #define LGP_REQ_POOL	(1u << 16)

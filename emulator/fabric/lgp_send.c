@@ -1,23 +1,30 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The delay engine of send-type operations: o_s, pacing (g, G), the delay
- * line (L), and posting to the real endpoint.
+ * The send path of send-type operations: the delay engine (lgp_engine.h)
+ * decides, this file acts on libfabric objects.
  *
  * An operation that finds nothing to wait for (L = 0, the port free,
  * nothing queued ahead on its endpoint) is posted at once with the
  * application's own buffers and context: no copy.  Otherwise its payload
  * is copied, its local completion is synthesised for the time it has left
  * the port, and it waits in the domain's delay queue until then + L.
- * Because an endpoint's departure times never decrease, its operations
- * leave the queue in the order they were issued.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <lgp/clock.h>
 
-#include "lgp_fi.h"
+#include "lgp_cq.h"
+#include "lgp_domain.h"
+#include "lgp_engine.h"
+#include "lgp_ep.h"
+#include "lgp_fabric.h"
+#include "lgp_log.h"
+#include "lgp_progress.h"
+#include "lgp_req.h"
+#include "lgp_send.h"
 
 void lgp_ep_count(struct lgp_ep *ep, size_t len)
 {
@@ -322,8 +329,7 @@ ssize_t lgp_req_post(struct lgp_req *req)
 out:
 	if (ret == -FI_EAGAIN || !req->deferred)
 		return ret;
-	ep->queued_msgs--;
-	ep->queued_bytes -= req->len;
+	lgp_eng_dequeued(&ep->port, req->len);
 	if (ret) {
 		LGP_WARN(FI_LOG_EP_DATA, "deferred operation failed to post: %s\n",
 			 fi_strerror((int) -ret));
@@ -351,11 +357,9 @@ void lgp_req_complete(struct lgp_cq *cq, struct lgp_req *req,
 	 */
 	if (e && lgp_req_completes_late(req) && req->want_cqe) {
 		release = lgp_now_ns();
-		if (lgp_req_returns_data(req)) {
-			release += req->ep_latency_ns;
-			if (release < req->return_at)
-				release = req->return_at;
-		}
+		if (lgp_req_returns_data(req))
+			release = lgp_eng_return_time(&cq->dom->eng,
+						      req->return_at, release);
 		if (lgp_cq_synth(cq, release, req, e->flags, e->len, e->buf,
 				 e->data, e->tag) == 0)
 			req->refs++;
@@ -363,26 +367,37 @@ void lgp_req_complete(struct lgp_cq *cq, struct lgp_req *req,
 	lgp_req_put(req);
 }
 
-/* Adds the operation's delays to the counters. */
-static void lgp_send_account(struct lgp_ep *ep, const struct lgp_req *req,
-			     uint64_t ready, uint64_t start, uint64_t left)
+static ssize_t lgp_send_release(void *item)
 {
-	struct lgp_stats *s = &ep->dom->fab->stats;
+	return lgp_req_post(item);
+}
 
-	lgp_stats_add(s, LGP_STAT_MSGS, 1);
-	lgp_stats_add(s, LGP_STAT_BYTES, req->len);
-	lgp_stats_add(s, LGP_STAT_GAP_NS, start - ready);
-	lgp_stats_add(s, LGP_STAT_BULK_GAP_NS, left - start);
-	lgp_stats_add(s, LGP_STAT_LATENCY_NS, ep->dom->params.latency_ns);
+_Static_assert(FI_EAGAIN == EAGAIN, "the engine's -EAGAIN is libfabric's");
+
+const struct lgp_eng_ops lgp_send_eng_ops = {
+	.now = lgp_now_ns,
+	.spin_until = lgp_spin_until,
+	.post = lgp_send_release,
+};
+
+/* What the engine needs to know of an operation on ep; lock held. */
+static void lgp_send_msg(const struct lgp_ep *ep, const struct lgp_req *req,
+			 struct lgp_eng_msg *msg)
+{
+	msg->len = req->len;
+	msg->returns_data = lgp_req_returns_data(req);
+	msg->has_tx_cq = ep->tx_cq;
+	msg->tx_cq_full = ep->tx_cq && lgp_dq_full(&ep->tx_cq->synq);
 }
 
 ssize_t lgp_send_submit(struct lgp_ep *ep, struct lgp_req *call)
 {
 	struct lgp_domain *dom = ep->dom;
-	const struct lgp_params *p = &dom->params;
-	struct lgp_pacer saved;
+	struct lgp_engine *eng = &dom->eng;
+	enum lgp_eng_verdict v;
+	struct lgp_eng_plan plan;
+	struct lgp_eng_msg msg;
 	struct lgp_req *req;
-	uint64_t now, start, left, post_at;
 	ssize_t ret;
 
 	if (!lgp_req_fits(call))
@@ -403,94 +418,59 @@ ssize_t lgp_send_submit(struct lgp_ep *ep, struct lgp_req *call)
 		pthread_mutex_unlock(&dom->lock);
 		return ret;
 	}
-	if (p->send_overhead_ns) {
-		lgp_spin_ns(p->send_overhead_ns);
-		lgp_stats_add(&dom->fab->stats, LGP_STAT_SEND_OVERHEAD_NS,
-			      p->send_overhead_ns);
-	}
+	lgp_eng_send_overhead(eng);
 
 	pthread_mutex_lock(&dom->lock);
-	now = lgp_now_ns();
-	lgp_domain_progress(dom, now);
-
-	/*
-	 * The port is busy for the data whichever way it flows, so reads
-	 * share it with sends.  A read's request is small and leaves at
-	 * start; its data is on the wire for n*G and crosses back, so the
-	 * application sees it no earlier than start + L + n*G + L.
-	 */
-	saved = ep->pacer;
-	left = lgp_pacer_inject(&ep->pacer, now, call->len, &start);
-	if (lgp_req_returns_data(call)) {
-		call->return_at = left + 2 * p->latency_ns;
-		post_at = start + p->latency_ns;
-	} else {
-		post_at = left + p->latency_ns;
-	}
-
-	/*
-	 * An endpoint without a transmit CQ (counters only) gives the shim no
-	 * way to learn when a deferred payload is free again, so its caller
-	 * waits for the release time instead: the wire sees the same delays,
-	 * the caller is blocked for them.
-	 */
-	if (post_at > now && !ep->tx_cq && !ep->queued_msgs) {
+	lgp_send_msg(ep, call, &msg);
+	v = lgp_eng_submit(eng, &ep->port, &msg, &plan);
+	if (v == LGP_ENG_WAIT) {
+		/* The endpoint's caller is blocked for the delays instead. */
 		pthread_mutex_unlock(&dom->lock);
-		lgp_spin_until(post_at);
+		lgp_eng_wait(eng, &plan);
 		pthread_mutex_lock(&dom->lock);
-		now = lgp_now_ns();
+		lgp_send_msg(ep, call, &msg);
+		v = lgp_eng_decide(eng, &ep->port, &msg, &plan);
 	}
-
-	if (post_at <= now && !ep->queued_msgs &&
-	    !(lgp_req_returns_data(call) && call->return_at > now)) {
+	call->return_at = plan.return_at;
+	switch (v) {
+	case LGP_ENG_POST:
 		ret = lgp_req_post(call);
 		if (ret)
-			ep->pacer = saved;
+			lgp_eng_cancel(&ep->port, &plan);
 		else
-			lgp_send_account(ep, call, now, start, left);
+			lgp_eng_posted(eng, &msg, &plan);
 		pthread_mutex_unlock(&dom->lock);
 		return ret;
+	case LGP_ENG_DEFER:
+		break;
+	default:
+		pthread_mutex_unlock(&dom->lock);
+		return -FI_EAGAIN;
 	}
 
-	if (ep->queued_msgs >= LGP_EP_QUEUE_MSGS ||
-	    (ep->queued_msgs && ep->queued_bytes + call->len > LGP_EP_QUEUE_BYTES) ||
-	    lgp_dq_full(&dom->sendq) ||
-	    (ep->tx_cq && lgp_dq_full(&ep->tx_cq->synq)))
-		goto eagain;
 	req = lgp_req_alloc();
-	if (!req)
-		goto eagain;
+	if (!req) {
+		lgp_eng_refuse(eng, &ep->port, &plan);
+		pthread_mutex_unlock(&dom->lock);
+		return -FI_EAGAIN;
+	}
 	*req = *call;
 	req->refs = 1;
 	req->deferred = true;
-	req->ep_latency_ns = p->latency_ns;
 	ret = lgp_req_own(req);
 	if (ret) {
 		lgp_req_put(req);
-		ep->pacer = saved;
+		lgp_eng_cancel(&ep->port, &plan);
 		pthread_mutex_unlock(&dom->lock);
 		return ret;
 	}
 	if (req->want_cqe && !lgp_req_completes_late(req) && ep->tx_cq &&
-	    lgp_cq_synth(ep->tx_cq, left, req, lgp_req_cq_flags(req), 0, NULL,
-			 0, 0) == 0)
+	    lgp_cq_synth(ep->tx_cq, plan.left, req, lgp_req_cq_flags(req), 0,
+			 NULL, 0, 0) == 0)
 		req->refs++;
-	lgp_dq_push(&dom->sendq, post_at, req);
-	ep->queued_msgs++;
-	ep->queued_bytes += req->len;
-	lgp_send_account(ep, req, now, start, left);
-	if (post_at < dom->next_release)
-		dom->next_release = post_at;
-	lgp_stats_max(&dom->fab->stats, LGP_STAT_MAX_QUEUE_DEPTH,
-		      lgp_dq_size(&dom->sendq));
+	lgp_eng_queue(eng, &ep->port, &msg, &plan, req);
 	pthread_mutex_unlock(&dom->lock);
 	/* After unlocking: a woken thread must not find the lock taken. */
-	lgp_progress_kick(post_at, now);
+	lgp_progress_kick(plan.post_at, plan.now);
 	return 0;
-
-eagain:
-	ep->pacer = saved;
-	lgp_stats_add(&dom->fab->stats, LGP_STAT_EAGAIN, 1);
-	pthread_mutex_unlock(&dom->lock);
-	return -FI_EAGAIN;
 }

@@ -8,9 +8,14 @@
  */
 #include <stdlib.h>
 
+#include <rdma/fi_domain.h>
+
 #include <lgp/clock.h>
 
-#include "lgp_fi.h"
+#include "lgp_cq.h"
+#include "lgp_fabric.h"
+#include "lgp_fid.h"
+#include "lgp_wait.h"
 
 /* Longest single block in the real wait, so a lost wake-up costs little. */
 #define LGP_WAIT_SLICE_MS	100

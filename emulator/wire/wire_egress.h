@@ -11,7 +11,8 @@
  *      bytes per second, written as GCRA (tat = theoretical arrival
  *      time, c = n * bulk_gap, tau = max(burst * bulk_gap, c)); then
  *      tat = max(tat, d) + c.  So an idle port lets exactly burst bytes
- *      through at once, and the long-run rate is exactly 1/bulk_gap;
+ *      through at once, and the long-run rate is exactly 1/bulk_gap.
+ *      This is lgp_core's pacer (lgp/pacer.h) with the port's burst;
  *   4. it is released at r = d + latency + j, j uniform in
  *      [-jitter, +jitter] (r >= d), and unless reordering is allowed,
  *      r = max(r, previous r), so jitter never reorders packets.
@@ -21,15 +22,23 @@
  * n is the Ethernet frame as the port sees it: header + payload, no
  * preamble, FCS or inter-frame gap (af_packet never shows those).
  *
- * All times are nanoseconds on one monotonic clock; only the forwarding
- * lcore uses an egress (no locking).
+ * The delay line is lgp_core's delay queue (lgp/dqueue.h), sized at init:
+ * each slot holds the packet (item), its arrival time (stamp_ns, for the
+ * delay histogram) and its frame length (bytes, summed for queue_bytes).
+ * Without reordering release times are pushed in non-decreasing order, so
+ * a push costs O(1) and a pop O(log n).
+ *
+ * All times are nanoseconds on lgp_core's clock (lgp/clock.h); only the
+ * forwarding lcore uses an egress (no locking).
  */
 #ifndef WIRE_EGRESS_H
 #define WIRE_EGRESS_H
 
 #include <stdint.h>
 
-#include "wire_dline.h"
+#include <lgp/dqueue.h>
+#include <lgp/pacer.h>
+
 #include "wire_shape.h"
 
 enum wire_verdict {
@@ -39,12 +48,10 @@ enum wire_verdict {
 };
 
 struct wire_egress {
-	struct wire_dline line;
-	unsigned __int128 tat_fs;	/* GCRA state, femtoseconds */
-	uint64_t last_depart_ns;
+	struct lgp_dq line;		/* the delay line */
+	struct lgp_pacer pacer;		/* departures: gap, bulk gap, burst */
 	uint64_t last_release_ns;
 	uint64_t rng;
-	int departed;		/* last_depart_ns is valid */
 	int reorder;		/* jitter may reorder packets */
 };
 

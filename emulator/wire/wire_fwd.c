@@ -33,19 +33,14 @@
 #include <rte_ether.h>
 #include <rte_mbuf.h>
 
+#include <lgp/clock.h>
+
 #include "wire_fwd.h"
 
 #define WIRE_LINGER_NS		100000ULL
 #define WIRE_SPIN_MIN_NS	5000ULL
 #define WIRE_SPIN_MAX_NS	200000ULL
-#define WIRE_CALIB_NS		100000000L
 #define WIRE_XSTATS_NS		100000000ULL
-
-static inline uint64_t wire_fwd_now(const struct wire_fwd *f)
-{
-	return (uint64_t)(((unsigned __int128)(rte_rdtsc() - f->tsc0) *
-			   f->ns_per_tsc_q32) >> 32);
-}
 
 /*
  * Frames the port lost before the wire saw them.  Read by the lcore (a
@@ -63,34 +58,6 @@ static void wire_fwd_rx_drops(struct wire_fwd *f)
 				      es.imissed + es.rx_nombuf);
 }
 
-/*
- * ns per TSC tick in 32.32 fixed point.  rte_get_tsc_hz() may be the
- * nominal frequency (in VMs it was 0.15 % off the real rate, i.e. 15 us
- * on a 10 ms RTT), so measure the TSC against CLOCK_MONOTONIC over
- * 100 ms; keep the nominal rate if the two disagree by more than 5 %.
- */
-static uint64_t wire_fwd_tsc_scale(void)
-{
-	uint64_t hz = rte_get_tsc_hz(), c0, c1, mhz;
-	struct timespec m0, m1, ts = { 0, WIRE_CALIB_NS };
-	int64_t ns;
-
-	clock_gettime(CLOCK_MONOTONIC, &m0);
-	c0 = rte_rdtsc();
-	nanosleep(&ts, NULL);
-	clock_gettime(CLOCK_MONOTONIC, &m1);
-	c1 = rte_rdtsc();
-	ns = (int64_t)(m1.tv_sec - m0.tv_sec) * (int64_t)NS_PER_S +
-	     (m1.tv_nsec - m0.tv_nsec);
-	if (ns > 0) {
-		mhz = (uint64_t)((unsigned __int128)(c1 - c0) * NS_PER_S /
-				 (uint64_t)ns);
-		if (mhz > hz - hz / 20 && mhz < hz + hz / 20)
-			hz = mhz;
-	}
-	return (uint64_t)(((unsigned __int128)NS_PER_S << 32) / hz);
-}
-
 int wire_fwd_init(struct wire_fwd *f, struct wire_state *st,
 		  uint16_t *port_ids, uint64_t seed, int jitter_reorder,
 		  uint64_t idle_sleep_ns, volatile sig_atomic_t *quit)
@@ -103,8 +70,12 @@ int wire_fwd_init(struct wire_fwd *f, struct wire_state *st,
 	f->port_ids = port_ids;
 	f->idle_sleep_ns = idle_sleep_ns;
 	f->quit = quit;
-	f->tsc0 = rte_rdtsc();
-	f->ns_per_tsc_q32 = wire_fwd_tsc_scale();
+	/*
+	 * The EAL requires a constant-rate TSC; the clock measures its rate
+	 * and checks it against DPDK's.  Any other outcome (no TSC to read,
+	 * a clock already started) is a correct clock too, only slower.
+	 */
+	lgp_clock_init_tsc(rte_get_tsc_hz());
 	f->overshoot_ns = WIRE_SPIN_MIN_NS;
 	f->mac = malloc(sizeof(*f->mac));
 	f->eg = calloc(st->nports, sizeof(*f->eg));
@@ -125,15 +96,15 @@ err:
 
 void wire_fwd_fini(struct wire_fwd *f)
 {
-	struct wire_dline_ent ent;
+	struct lgp_dq_slot ent;
 	unsigned int i;
 
 	if (f->eg)
 		wire_fwd_rx_drops(f);
 	for (i = 0; f->eg && i < f->st->nports; i++) {
-		while (!wire_dline_pop(&f->eg[i].line, &ent)) {
+		while (!lgp_dq_pop(&f->eg[i].line, &ent)) {
 			wire_stat_add(&f->st->ports[i].stats.drop_tx, 1);
-			rte_pktmbuf_free(ent.pkt);
+			rte_pktmbuf_free(ent.item);
 		}
 		wire_stat_set(&f->st->ports[i].stats.queue_pkts, 0);
 		wire_stat_set(&f->st->ports[i].stats.queue_bytes, 0);
@@ -148,10 +119,10 @@ void wire_fwd_fini(struct wire_fwd *f)
 static void wire_fwd_depth(struct wire_fwd *f, unsigned int e)
 {
 	struct wire_stats *s = &f->st->ports[e].stats;
-	uint64_t n = f->eg[e].line.count;
+	uint64_t n = lgp_dq_size(&f->eg[e].line);
 
 	wire_stat_set(&s->queue_pkts, n);
-	wire_stat_set(&s->queue_bytes, f->eg[e].line.bytes);
+	wire_stat_set(&s->queue_bytes, lgp_dq_bytes(&f->eg[e].line));
 	if (n > s->queue_max)
 		wire_stat_set(&s->queue_max, n);
 }
@@ -218,25 +189,25 @@ static void wire_fwd_rx(struct wire_fwd *f, unsigned int p,
 static unsigned int wire_fwd_tx(struct wire_fwd *f, unsigned int e,
 				uint64_t now)
 {
-	struct wire_dline_ent ents[WIRE_BURST];
+	struct lgp_dq_slot ents[WIRE_BURST];
 	struct rte_mbuf *pkts[WIRE_BURST];
 	struct wire_egress *eg = &f->eg[e];
 	struct wire_stats *s = &f->st->ports[e].stats;
 	uint16_t n = 0, sent, i;
 
-	while (n < WIRE_BURST && wire_dline_next(&eg->line) <= now) {
-		wire_dline_pop(&eg->line, &ents[n]);
-		pkts[n] = ents[n].pkt;
+	while (n < WIRE_BURST && lgp_dq_next(&eg->line) <= now) {
+		lgp_dq_pop(&eg->line, &ents[n]);
+		pkts[n] = ents[n].item;
 		n++;
 	}
 	if (!n)
 		return 0;
 	sent = rte_eth_tx_burst(f->port_ids[e], 0, pkts, n);
 	for (i = 0; i < sent; i++)
-		wire_stats_tx(s, ents[i].len, now - ents[i].rx_ns);
+		wire_stats_tx(s, ents[i].bytes, now - ents[i].stamp_ns);
 	/* TX ring full: keep the rest, in order, for the next round. */
 	for (i = sent; i < n; i++)
-		wire_dline_requeue(&eg->line, &ents[i]);
+		lgp_dq_requeue(&eg->line, &ents[i]);
 	wire_fwd_depth(f, e);
 	return sent;
 }
@@ -250,12 +221,12 @@ static void wire_fwd_backoff(struct wire_fwd *f)
 	if (!f->idle_sleep_ns)
 		return;
 	for (e = 0; e < f->st->nports; e++)
-		if (wire_dline_next(&f->eg[e].line) < next)
-			next = wire_dline_next(&f->eg[e].line);
+		if (lgp_dq_next(&f->eg[e].line) < next)
+			next = lgp_dq_next(&f->eg[e].line);
 	spin = 2 * f->overshoot_ns + 2000;
 	spin = RTE_MAX(spin, WIRE_SPIN_MIN_NS);
 	spin = RTE_MIN(spin, WIRE_SPIN_MAX_NS);
-	now = wire_fwd_now(f);
+	now = lgp_now_ns();
 	wait = f->idle_sleep_ns;
 	if (next != UINT64_MAX) {
 		if (next <= now + spin)
@@ -265,7 +236,7 @@ static void wire_fwd_backoff(struct wire_fwd *f)
 	ts.tv_sec = (time_t)(wait / NS_PER_S);
 	ts.tv_nsec = (long)(wait % NS_PER_S);
 	nanosleep(&ts, NULL);
-	slept = wire_fwd_now(f) - now;
+	slept = lgp_now_ns() - now;
 	/* average overshoot over the last ~8 sleeps */
 	f->overshoot_ns = (7 * f->overshoot_ns +
 			   (slept > wait ? slept - wait : 0)) / 8;
@@ -288,12 +259,12 @@ int wire_fwd_loop(void *arg)
 					     WIRE_BURST);
 			if (!n)
 				continue;
-			now = wire_fwd_now(f);
+			now = lgp_now_ns();
 			for (i = 0; i < n; i++)
 				wire_fwd_rx(f, p, pkts[i], now);
 			work += n;
 		}
-		now = wire_fwd_now(f);
+		now = lgp_now_ns();
 		for (p = 0; p < st->nports; p++)
 			work += wire_fwd_tx(f, p, now);
 		wire_state_quiescent(st);

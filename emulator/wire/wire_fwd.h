@@ -6,6 +6,8 @@
  *
  * The forwarder owns the delay lines and the mbufs in them; the knobs
  * and counters it shares with the control thread are in wire_state.
+ * Times come from lgp_core's clock, which wire_fwd_init() starts on the
+ * TSC at the rate DPDK reports (lgp_clock_init_tsc()).
  */
 #ifndef WIRE_FWD_H
 #define WIRE_FWD_H
@@ -25,13 +27,11 @@ struct wire_fwd {
 	struct wire_egress *eg;		/* per wire port */
 	struct wire_mac_table *mac;
 	uint64_t idle_sleep_ns;
-	uint64_t tsc0;
-	uint64_t ns_per_tsc_q32;	/* ns per TSC tick, 32.32 fixed point */
 	uint64_t overshoot_ns;		/* recent nanosleep overshoot */
 	volatile sig_atomic_t *quit;
 };
 
-/* Returns 0, or -ENOMEM. */
+/* Returns 0, or -ENOMEM.  Takes about 10 ms (the clock's calibration). */
 int wire_fwd_init(struct wire_fwd *f, struct wire_state *st,
 		  uint16_t *port_ids, uint64_t seed, int jitter_reorder,
 		  uint64_t idle_sleep_ns, volatile sig_atomic_t *quit);

@@ -7,7 +7,9 @@
  * is the preferred source.  Its rate is measured once against
  * CLOCK_MONOTONIC and applied as a 32.32 fixed-point multiplier; the time
  * it reports starts at the CLOCK_MONOTONIC reading of the calibration, so
- * both sources give values on the same scale.
+ * both sources give values on the same scale.  A caller that knows the
+ * TSC's nominal rate (lgp_clock_init_tsc()) has the measurement checked
+ * against it.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -37,6 +39,8 @@
 /* Reads per batch and batches when measuring lgp_now_ns()'s own cost. */
 #define CLOCK_COST_READS	256
 #define CLOCK_COST_BATCHES	8
+/* A measured TSC rate further than 1/20 (5 %) from a nominal one is wrong. */
+#define CLOCK_HINT_TOLERANCE	20
 
 struct clock_state {
 	enum lgp_clock_source source;
@@ -45,6 +49,8 @@ struct clock_state {
 	uint64_t ns0;		/* CLOCK_MONOTONIC ns at the same instant */
 	uint64_t mult;		/* ns per tick, 32.32 fixed point */
 	uint64_t read_cost_ns;
+	uint64_t hint_hz;	/* lgp_clock_init_tsc()'s nominal rate, or 0 */
+	int hinted;		/* the setup used hint_hz */
 	int ready;		/* set last, with release ordering */
 };
 
@@ -108,22 +114,41 @@ static void clock_pair(uint64_t *tsc, uint64_t *ns)
 	}
 }
 
-static int clock_tsc_calibrate(void)
+/* ns per tick in 32.32 fixed point for a rate of hz ticks per second. */
+static uint64_t clock_mult_of_hz(uint64_t hz)
+{
+	return (uint64_t)(((unsigned __int128)CLOCK_NS_PER_S << 32) / hz);
+}
+
+/*
+ * Measures the TSC rate against CLOCK_MONOTONIC; with a nominal rate
+ * (hint_hz), a measurement that fails or is more than 5 % off it gives way
+ * to the nominal rate.
+ */
+static int clock_tsc_calibrate(uint64_t hint_hz)
 {
 	struct timespec nap = { 0, CLOCK_CALIB_NS };
-	uint64_t t0, n0, t1, n1;
+	uint64_t t0, n0, t1, n1, mult = 0, hint;
 
 	clock_pair(&t0, &n0);
 	while (nanosleep(&nap, &nap) && errno == EINTR)
 		;
 	clock_pair(&t1, &n1);
-	if (t1 <= t0 || n1 <= n0)
+	if (t1 > t0 && n1 > n0)
+		mult = (uint64_t)((((unsigned __int128)(n1 - n0)) << 32) /
+				  (t1 - t0));
+	if (hint_hz) {
+		hint = clock_mult_of_hz(hint_hz);
+		if (mult < hint - hint / CLOCK_HINT_TOLERANCE ||
+		    mult > hint + hint / CLOCK_HINT_TOLERANCE)
+			mult = hint;
+	}
+	if (!mult)
 		return -EIO;
 	clk.tsc0 = t0;
 	clk.ns0 = n0;
-	clk.mult = (uint64_t)((((unsigned __int128)(n1 - n0)) << 32) /
-			      (t1 - t0));
-	return clk.mult ? 0 : -EIO;
+	clk.mult = mult;
+	return 0;
 }
 #endif
 
@@ -171,12 +196,14 @@ static void clock_measure_cost(void)
 
 static void clock_setup(void)
 {
-	int want_tsc;
+	int want_tsc = 1;
 
-	clk.init_rc = clock_pick(&want_tsc);
+	clk.hinted = !!clk.hint_hz;
+	if (!clk.hinted)
+		clk.init_rc = clock_pick(&want_tsc);
 	clk.source = LGP_CLOCK_MONOTONIC;
 #if CLOCK_HAVE_TSC
-	if (want_tsc && !clock_tsc_calibrate())
+	if (want_tsc && !clock_tsc_calibrate(clk.hint_hz))
 		clk.source = LGP_CLOCK_TSC;
 #endif
 	/* lgp_now_ns() is usable from here on; the cost read uses it. */
@@ -188,6 +215,19 @@ int lgp_clock_init(void)
 {
 	pthread_once(&clock_once, clock_setup);
 	return clk.init_rc;
+}
+
+int lgp_clock_init_tsc(uint64_t tsc_hz)
+{
+	if (!tsc_hz)
+		return -EINVAL;
+	if (__atomic_load_n(&clk.ready, __ATOMIC_ACQUIRE))
+		return -EALREADY;
+	clk.hint_hz = tsc_hz;
+	pthread_once(&clock_once, clock_setup);
+	if (!clk.hinted)
+		return -EALREADY;
+	return clk.source == LGP_CLOCK_TSC ? 0 : -ENOTSUP;
 }
 
 enum lgp_clock_source lgp_clock_source(void)

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Delay queue (dqueue.h): a binary min-heap in one array allocated at
- * init, so push and pop never allocate on the send path.
+ * init, so push, pop and requeue never allocate on the send path.  Sifts
+ * move a hole rather than swapping, one slot copy per level.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -70,27 +71,50 @@ void lgp_dq_fini(struct lgp_dq *q)
 	memset(q, 0, sizeof(*q));
 }
 
-int lgp_dq_push(struct lgp_dq *q, uint64_t release_ns, void *item)
+/* Inserts a slot whose seq is set; the queue has room. */
+static void dq_insert(struct lgp_dq *q, const struct lgp_dq_slot *s)
 {
-	struct lgp_dq_slot *s;
-
-	if (!item)
-		return -EINVAL;
-	if (q->size == q->capacity)
-		return -EAGAIN;
-	s = &q->heap[q->size];
-	s->release_ns = release_ns;
-	s->seq = q->next_seq++;
-	s->item = item;
+	q->heap[q->size] = *s;
+	q->bytes += s->bytes;
 	dq_sift_up(q, q->size++);
 	if (q->size > q->max_depth)
 		q->max_depth = q->size;
+}
+
+int lgp_dq_push_slot(struct lgp_dq *q, struct lgp_dq_slot *s)
+{
+	if (!s->item)
+		return -EINVAL;
+	if (q->size == q->capacity)
+		return -EAGAIN;
+	s->seq = q->next_seq++;
+	dq_insert(q, s);
 	return 0;
 }
 
-uint64_t lgp_dq_next(const struct lgp_dq *q)
+int lgp_dq_push(struct lgp_dq *q, uint64_t release_ns, void *item)
 {
-	return q->size ? q->heap[0].release_ns : UINT64_MAX;
+	struct lgp_dq_slot s = { .release_ns = release_ns, .item = item };
+
+	return lgp_dq_push_slot(q, &s);
+}
+
+int lgp_dq_requeue(struct lgp_dq *q, const struct lgp_dq_slot *s)
+{
+	if (q->size == q->capacity)
+		return -EAGAIN;
+	dq_insert(q, s);
+	return 0;
+}
+
+/* Removes the head; the queue is not empty. */
+static void dq_remove_head(struct lgp_dq *q)
+{
+	q->bytes -= q->heap[0].bytes;
+	if (--q->size) {
+		q->heap[0] = q->heap[q->size];
+		dq_sift_down(q, 0);
+	}
 }
 
 void *lgp_dq_pop_due(struct lgp_dq *q, uint64_t now_ns)
@@ -100,9 +124,15 @@ void *lgp_dq_pop_due(struct lgp_dq *q, uint64_t now_ns)
 	if (!q->size || q->heap[0].release_ns > now_ns)
 		return NULL;
 	item = q->heap[0].item;
-	if (--q->size) {
-		q->heap[0] = q->heap[q->size];
-		dq_sift_down(q, 0);
-	}
+	dq_remove_head(q);
 	return item;
+}
+
+int lgp_dq_pop(struct lgp_dq *q, struct lgp_dq_slot *out)
+{
+	if (!q->size)
+		return -EAGAIN;
+	*out = q->heap[0];
+	dq_remove_head(q);
+	return 0;
 }

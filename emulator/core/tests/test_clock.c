@@ -2,7 +2,9 @@
 /*
  * Unit test of clock.h.  Usage: test_clock [tsc|monotonic|einval], the
  * source that LOGGP_CLOCK (set by ctest) should yield; without an
- * argument any source is accepted.  Bounds are wide on purpose: the test
+ * argument any source is accepted.  test_clock hint-near|hint-far starts
+ * the clock with lgp_clock_init_tsc() given a nominal rate 2 % or 50 %
+ * off the TSC's (x86 only).  Bounds are wide on purpose: the test
  * host is a noisy 2-core machine, and only gross errors (wrong scale,
  * going backwards, not waiting, waiting far too long) must fail.
  */
@@ -12,6 +14,13 @@
 
 #include "check.h"
 #include "lgp/clock.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#define TEST_HAVE_TSC 1
+#else
+#define TEST_HAVE_TSC 0
+#endif
 
 enum { INIT_THREADS = 4 };
 
@@ -130,12 +139,71 @@ static void test_read_cost(void)
 	       lgp_clock_source() == LGP_CLOCK_TSC ? "tsc" : "monotonic", cost);
 }
 
+/* lgp_now_ns() over monotonic time across a 50 ms spin, in percent. */
+static uint64_t rate_percent(void)
+{
+	uint64_t l0 = lgp_now_ns(), m0 = mono_ns(), l1, m1;
+
+	while (mono_ns() - m0 < 50000000)
+		;
+	l1 = lgp_now_ns();
+	m1 = mono_ns();
+	return (l1 - l0) * 100 / (m1 - m0);
+}
+
+#if TEST_HAVE_TSC
+/* The TSC's rate, roughly: what a nominal rate would say. */
+static uint64_t tsc_hz_rough(void)
+{
+	uint64_t m0 = mono_ns(), t0 = __rdtsc(), m1, t1;
+
+	while (mono_ns() - m0 < 20000000)
+		;
+	t1 = __rdtsc();
+	m1 = mono_ns();
+	return (t1 - t0) * 1000000000ULL / (m1 - m0);
+}
+
+/*
+ * A nominal rate near the TSC's gives way to the measured one; one far
+ * off wins over it (the measurement is taken as wrong).  LOGGP_CLOCK
+ * (set to monotonic by ctest) does not matter.
+ */
+static void test_hint(int far)
+{
+	uint64_t hz = tsc_hz_rough(), pct;
+	int attempt, ok = 0;
+
+	CHECK_EQ_INT(lgp_clock_init_tsc(0), -EINVAL);
+	CHECK_EQ_INT(lgp_clock_init_tsc(far ? hz + hz / 2 : hz + hz / 50), 0);
+	CHECK_EQ_INT(lgp_clock_source(), LGP_CLOCK_TSC);
+	CHECK_EQ_INT(lgp_clock_init_tsc(hz), -EALREADY);
+	CHECK_EQ_INT(lgp_clock_init(), 0);
+	/* retried, as a preemption between reads skews one attempt */
+	for (attempt = 0; attempt < 5 && !ok; attempt++) {
+		pct = rate_percent();
+		ok = far ? pct >= 64 && pct <= 69 : pct == 99 || pct == 100;
+	}
+	if (!CHECK(ok))
+		fprintf(stderr, "    lgp_now_ns() ran at %" PRIu64 " %%\n", pct);
+}
+#endif
+
 int main(int argc, char **argv)
 {
 	const char *want = argc > 1 ? argv[1] : "";
 	int want_rc = !strcmp(want, "einval") ? -EINVAL : 0;
 
+	if (!strncmp(want, "hint-", 5)) {
+#if TEST_HAVE_TSC
+		test_hint(!strcmp(want, "hint-far"));
+#else
+		CHECK_EQ_INT(lgp_clock_init_tsc(1000000000), -ENOTSUP);
+#endif
+		return check_done("test_clock");
+	}
 	test_lazy_init_race(want_rc);
+	CHECK_EQ_INT(lgp_clock_init_tsc(1000000000), -EALREADY);
 	if (!strcmp(want, "tsc"))
 		CHECK_EQ_INT(lgp_clock_source(), LGP_CLOCK_TSC);
 	else if (!strcmp(want, "monotonic") || !strcmp(want, "einval"))

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Unit test of dqueue.h: release order, FIFO among equal release times,
- * bounded capacity, and the heap against a sorted reference under random
- * pushes and pops.
+ * bounded capacity, slots with their stamps and byte counts, requeue, and
+ * the heap against a sorted reference under random pushes and pops.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -136,6 +136,75 @@ static void test_full(void)
 	lgp_dq_fini(&q);
 }
 
+#define ITEM(i) ((void *)(uintptr_t)((i) + 1))
+
+/*
+ * Slots keep the caller's stamp and bytes; a requeued slot takes its old
+ * place (the wire puts back what its transmit ring could not take).
+ */
+static void test_slots(void)
+{
+	static const uint64_t rel[] = { 50, 10, 30, 10, 40, 20, 10 };
+	struct lgp_dq_slot s, got[7];
+	struct lgp_dq q;
+	uint64_t last = 0;
+	unsigned int i;
+
+	CHECK_EQ_INT(lgp_dq_init(&q, 7), 0);
+	CHECK(lgp_dq_head(&q) == NULL);
+	CHECK_EQ_INT(lgp_dq_pop(&q, &s), -EAGAIN);
+	for (i = 0; i < 7; i++) {
+		s = (struct lgp_dq_slot){ .release_ns = rel[i], .item = ITEM(i),
+					  .stamp_ns = 1000 + i, .bytes = 100 };
+		CHECK_EQ_INT(lgp_dq_push_slot(&q, &s), 0);
+		CHECK_EQ_U64(s.seq, i);
+	}
+	s.item = NULL;
+	CHECK_EQ_INT(lgp_dq_push_slot(&q, &s), -EINVAL);
+	s.item = ITEM(7);
+	CHECK_EQ_INT(lgp_dq_push_slot(&q, &s), -EAGAIN);
+	CHECK_EQ_U64(lgp_dq_bytes(&q), 700);
+	CHECK_EQ_U64(lgp_dq_next(&q), 10);
+	CHECK(lgp_dq_head(&q)->item == ITEM(1));
+	/* pop three, put the second and third back: they come out in place */
+	for (i = 0; i < 3; i++)
+		CHECK_EQ_INT(lgp_dq_pop(&q, &got[i]), 0);
+	CHECK_EQ_U64(lgp_dq_bytes(&q), 400);
+	CHECK_EQ_INT(lgp_dq_requeue(&q, &got[2]), 0);
+	CHECK_EQ_INT(lgp_dq_requeue(&q, &got[1]), 0);
+	CHECK_EQ_U64(lgp_dq_bytes(&q), 600);
+	for (i = 1; i < 7; i++)
+		CHECK_EQ_INT(lgp_dq_pop(&q, &got[i]), 0);
+	CHECK_EQ_INT(lgp_dq_pop(&q, &s), -EAGAIN);
+	CHECK_EQ_U64(lgp_dq_bytes(&q), 0);
+	for (i = 0; i < 7; i++) {
+		CHECK(got[i].release_ns >= last);
+		last = got[i].release_ns;
+		CHECK_EQ_U64(got[i].stamp_ns,
+			     1000 + (uint64_t)((uintptr_t)got[i].item - 1));
+		CHECK_EQ_U64(got[i].bytes, 100);
+	}
+	/* equal release times leave in arrival order: items 1, 3, 6 */
+	CHECK(got[0].item == ITEM(1) && got[1].item == ITEM(3) &&
+	      got[2].item == ITEM(6));
+	CHECK(got[6].item == ITEM(0));
+
+	/* a requeued slot goes before an equal time pushed after it */
+	CHECK_EQ_INT(lgp_dq_push(&q, 5, ITEM(0)), 0);
+	CHECK_EQ_INT(lgp_dq_pop(&q, &s), 0);
+	CHECK_EQ_INT(lgp_dq_push(&q, 5, ITEM(1)), 0);
+	CHECK_EQ_INT(lgp_dq_requeue(&q, &s), 0);
+	CHECK(lgp_dq_pop_due(&q, 5) == ITEM(0));
+	CHECK(lgp_dq_pop_due(&q, 5) == ITEM(1));
+	/* requeue into a full queue is refused */
+	for (i = 0; i < 7; i++)
+		CHECK_EQ_INT(lgp_dq_push(&q, 1, ITEM(i)), 0);
+	CHECK_EQ_INT(lgp_dq_requeue(&q, &s), -EAGAIN);
+	CHECK_EQ_U64(q.max_depth, 7);
+	lgp_dq_fini(&q);
+	CHECK_EQ_U64(lgp_dq_bytes(&q), 0);
+}
+
 /* Random pushes, then a full drain, against qsort of the same keys. */
 static void test_random_sorted(void)
 {
@@ -222,6 +291,7 @@ int main(void)
 	test_due();
 	test_fifo_equal();
 	test_full();
+	test_slots();
 	test_random_sorted();
 	test_random_interleaved();
 	return check_done("test_dqueue");

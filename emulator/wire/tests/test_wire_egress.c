@@ -1,57 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Unit tests of the egress shaping: delay line order, token bucket,
- * gap, latency, jitter with and without reordering, queue limits, loss
- * and live knob changes.
+ * Unit tests of the egress shaping: token bucket, gap, latency, jitter
+ * with and without reordering, queue limits, loss and live knob changes.
+ * The delay line's own order is lgp_core's (emulator/core/tests).
  */
-#include <errno.h>
 #include <stdint.h>
-#include <stdlib.h>
 
 #include "check.h"
-#include "wire_dline.h"
 #include "wire_egress.h"
 
 #define PKT(i) ((void *)(uintptr_t)((i) + 1))
-
-static void test_dline_order(void)
-{
-	static const uint64_t rel[] = { 50, 10, 30, 10, 40, 20, 10 };
-	struct wire_dline d;
-	struct wire_dline_ent e, got[7];
-	uint64_t last = 0;
-	unsigned int i;
-
-	CHECK_EQ_INT(wire_dline_init(&d, 0), -EINVAL);
-	CHECK_EQ_INT(wire_dline_init(&d, 7), 0);
-	CHECK_EQ_U64(wire_dline_next(&d), UINT64_MAX);
-	for (i = 0; i < 7; i++) {
-		e = (struct wire_dline_ent){ .release_ns = rel[i], .pkt = PKT(i),
-					     .len = 100 };
-		CHECK_EQ_INT(wire_dline_push(&d, &e), 0);
-	}
-	CHECK_EQ_INT(wire_dline_push(&d, &e), -ENOSPC);
-	CHECK_EQ_U64(d.bytes, 700);
-	CHECK_EQ_U64(wire_dline_next(&d), 10);
-	/* pop three, put the second back: it must come out again in place */
-	for (i = 0; i < 3; i++)
-		CHECK_EQ_INT(wire_dline_pop(&d, &got[i]), 0);
-	CHECK_EQ_INT(wire_dline_requeue(&d, &got[2]), 0);
-	CHECK_EQ_INT(wire_dline_requeue(&d, &got[1]), 0);
-	for (i = 1; i < 7; i++)
-		CHECK_EQ_INT(wire_dline_pop(&d, &got[i]), 0);
-	CHECK_EQ_INT(wire_dline_pop(&d, &e), -ENOENT);
-	CHECK_EQ_U64(d.bytes, 0);
-	for (i = 0; i < 7; i++) {
-		CHECK(got[i].release_ns >= last);
-		last = got[i].release_ns;
-	}
-	/* equal release times leave in arrival order: packets 1, 3, 6 */
-	CHECK(got[0].pkt == PKT(1) && got[1].pkt == PKT(3) &&
-	      got[2].pkt == PKT(6));
-	CHECK(got[6].pkt == PKT(0));
-	wire_dline_fini(&d);
-}
 
 static struct wire_shape shape_plain(void)
 {
@@ -72,9 +30,9 @@ static uint64_t admit(struct wire_egress *e, const struct wire_shape *s,
 
 static void drain(struct wire_egress *e)
 {
-	struct wire_dline_ent ent;
+	struct lgp_dq_slot ent;
 
-	while (!wire_dline_pop(&e->line, &ent))
+	while (!lgp_dq_pop(&e->line, &ent))
 		;
 }
 
@@ -217,9 +175,9 @@ static void test_jitter(int reorder)
 	}
 	/* either way the line hands packets out in release order */
 	for (i = 0, last = 0; i < n; i++) {
-		struct wire_dline_ent ent;
+		struct lgp_dq_slot ent;
 
-		CHECK_EQ_INT(wire_dline_pop(&e.line, &ent), 0);
+		CHECK_EQ_INT(lgp_dq_pop(&e.line, &ent), 0);
 		CHECK(ent.release_ns >= last);
 		last = ent.release_ns;
 	}
@@ -229,7 +187,7 @@ static void test_jitter(int reorder)
 static void test_queue_limits(void)
 {
 	struct wire_shape s = shape_plain();
-	struct wire_dline_ent ent;
+	struct lgp_dq_slot ent;
 	struct wire_egress e;
 	unsigned int i;
 
@@ -240,7 +198,7 @@ static void test_queue_limits(void)
 		admit(&e, &s, i, 100);
 	CHECK_EQ_INT(wire_egress_admit(&e, &s, 9, PKT(9), 100, NULL),
 		     WIRE_DROP_QUEUE);
-	CHECK_EQ_INT(wire_dline_pop(&e.line, &ent), 0);
+	CHECK_EQ_INT(lgp_dq_pop(&e.line, &ent), 0);
 	admit(&e, &s, 10, 100);
 	drain(&e);
 
@@ -296,7 +254,7 @@ static void test_loss(void)
 static void test_live_change(void)
 {
 	struct wire_shape s = shape_plain();
-	struct wire_dline_ent ent;
+	struct lgp_dq_slot ent;
 	struct wire_egress e;
 	uint64_t old[10], r, last = 0;
 	unsigned int i;
@@ -311,7 +269,7 @@ static void test_live_change(void)
 	r = admit(&e, &s, old[9] + 1, 100);
 	CHECK_EQ_U64(r, old[9] + 1);	/* then new latency applies */
 	for (i = 0; i < 12; i++) {
-		CHECK_EQ_INT(wire_dline_pop(&e.line, &ent), 0);
+		CHECK_EQ_INT(lgp_dq_pop(&e.line, &ent), 0);
 		if (i < 10)
 			CHECK_EQ_U64(ent.release_ns, old[i]);
 		CHECK(ent.release_ns >= last);
@@ -322,7 +280,6 @@ static void test_live_change(void)
 
 int main(void)
 {
-	test_dline_order();
 	test_token_bucket();
 	test_gap_latency();
 	test_saturation();

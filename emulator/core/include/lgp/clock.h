@@ -13,6 +13,9 @@
  * idempotent and thread-safe (pthread_once); lgp_now_ns() calls it lazily
  * on first use, so the first call may take that long.
  *
+ * lgp_clock_init_tsc() is the start for a program that knows better than
+ * cpuid that the TSC is usable (the DPDK wire).
+ *
  * Values are comparable only inside one process.
  */
 #ifndef LGP_CLOCK_H
@@ -31,6 +34,21 @@ enum lgp_clock_source {
 
 /* Returns 0, or -EINVAL if LOGGP_CLOCK names an unknown source. */
 int lgp_clock_init(void);
+
+/*
+ * For a program that knows the TSC ticks at a constant rate and has its
+ * nominal rate tsc_hz (a DPDK application: the EAL requires such a TSC
+ * and reports rte_get_tsc_hz()): uses the TSC whatever cpuid and
+ * LOGGP_CLOCK say, at the rate lgp_clock_init() measures, or at tsc_hz
+ * when the measurement fails or is more than 5 % off it (a nominal rate
+ * can be 0.15 % off the real one in a VM, so the measured one is
+ * preferred).  Must run before anything else of this clock, since
+ * lgp_now_ns() initialises it lazily.  Returns 0; -EINVAL for tsc_hz 0
+ * (nothing done); -ENOTSUP where there is no TSC to read (not x86): the
+ * clock is then CLOCK_MONOTONIC; -EALREADY when the clock was already
+ * initialised: it keeps its source.
+ */
+int lgp_clock_init_tsc(uint64_t tsc_hz);
 
 enum lgp_clock_source lgp_clock_source(void);
 

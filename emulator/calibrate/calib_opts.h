@@ -1,40 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * loggp-calibrate: shared declarations (clock, errors, run options).
- * See calib_main.c for the measurement method.
+ * The options of one loggp-calibrate run, parsed by calib_main.c and read
+ * by the fabric, the benchmark and the report.  See calib_main.c for the
+ * measurement method.
  */
-#ifndef CALIB_H
-#define CALIB_H
+#ifndef CALIB_OPTS_H
+#define CALIB_OPTS_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#ifdef CALIB_HAVE_LGP_CORE
-#include <lgp/clock.h>
-
-static inline uint64_t calib_now_ns(void)
-{
-	return lgp_now_ns();
-}
-#else
-#include <time.h>
-
-/* Stand-in for lgp_now_ns() when emulator/core is not built. */
-static inline uint64_t calib_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-#endif
-
-#define CALIB_NAME "loggp-calibrate"
 #define CALIB_MAX_SIZES 32
 #define CALIB_MAX_BURST 256
-
-/* Prints "loggp-calibrate: <msg>" as one line on stderr. */
-void calib_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 struct calib_opts {
 	const char *provider;		/* NULL: libfabric's first choice */
@@ -53,4 +30,4 @@ struct calib_opts {
 	int quiet;
 };
 
-#endif /* CALIB_H */
+#endif /* CALIB_OPTS_H */

@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Process-wide configuration, read once from the environment and the
+ * provider's libfabric parameters (lgp_prov.c).
+ */
+#ifndef LGP_CONFIG_H
+#define LGP_CONFIG_H
+
+#include <stdbool.h>
+
+#include <lgp/knob.h>
+
+struct lgp_config {
+	struct lgp_params params;
+	bool active;		/* any knob non-zero */
+	int error;		/* knob parse error: refuse to open domains */
+	char errmsg[LGP_KNOB_ERRLEN];
+	char stats_file[4096];	/* LOGGP_STATS_FILE, or "" */
+	bool progress_idle;	/* progress thread runs as SCHED_IDLE */
+};
+
+/* Loads the configuration on first use; thread-safe, never NULL. */
+const struct lgp_config *lgp_config_get(void);
+
+#endif /* LGP_CONFIG_H */

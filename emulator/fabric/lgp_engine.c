@@ -1,0 +1,218 @@
+/* SPDX-License-Identifier: MIT */
+/* The delay engine (lgp_engine.h): pacing, deferral and release. */
+#include <errno.h>
+#include <string.h>
+
+#include "lgp_engine.h"
+
+static uint64_t lgp_eng_add(uint64_t a, uint64_t b)
+{
+	return a + b < a ? UINT64_MAX : a + b;
+}
+
+int lgp_eng_init(struct lgp_engine *eng, const struct lgp_params *params,
+		 const struct lgp_eng_ops *ops, struct lgp_stats *stats,
+		 size_t depth)
+{
+	memset(eng, 0, sizeof(*eng));
+	eng->params = *params;
+	eng->ops = ops;
+	eng->stats = stats;
+	eng->next_release = UINT64_MAX;
+	return depth ? lgp_dq_init(&eng->queue, depth) : 0;
+}
+
+void lgp_eng_fini(struct lgp_engine *eng)
+{
+	lgp_dq_fini(&eng->queue);
+}
+
+void lgp_eng_port_init(const struct lgp_engine *eng, struct lgp_eng_port *port)
+{
+	memset(port, 0, sizeof(*port));
+	lgp_pacer_init(&port->pacer, eng->params.gap_ns, eng->params.bulk_gap_fs);
+}
+
+void lgp_eng_send_overhead(const struct lgp_engine *eng)
+{
+	uint64_t o_s = eng->params.send_overhead_ns;
+
+	if (!o_s)
+		return;
+	eng->ops->spin_until(lgp_eng_add(eng->ops->now(), o_s));
+	lgp_stats_add(eng->stats, LGP_STAT_SEND_OVERHEAD_NS, o_s);
+}
+
+/*
+ * The port is busy for the data whichever way it flows, so reads share
+ * it with sends.  A read's request is small and leaves at start; its data
+ * is on the wire for n*G and crosses back, so the application sees it no
+ * earlier than start + L + n*G + L.
+ */
+static void lgp_eng_reserve(struct lgp_engine *eng, struct lgp_eng_port *port,
+			    const struct lgp_eng_msg *msg,
+			    struct lgp_eng_plan *plan)
+{
+	uint64_t L = eng->params.latency_ns;
+
+	plan->saved = port->pacer;
+	plan->left = lgp_pacer_inject(&port->pacer, plan->ready, msg->len,
+				      &plan->start);
+	if (msg->returns_data) {
+		plan->return_at = lgp_eng_add(plan->left, lgp_eng_add(L, L));
+		plan->post_at = lgp_eng_add(plan->start, L);
+	} else {
+		plan->return_at = 0;
+		plan->post_at = lgp_eng_add(plan->left, L);
+	}
+}
+
+static enum lgp_eng_verdict lgp_eng_verdict(struct lgp_engine *eng,
+					    struct lgp_eng_port *port,
+					    const struct lgp_eng_msg *msg,
+					    struct lgp_eng_plan *plan)
+{
+	uint64_t now = plan->now;
+
+	if (plan->post_at > now && !msg->has_tx_cq && !port->queued_msgs)
+		return LGP_ENG_WAIT;
+	if (plan->post_at <= now && !port->queued_msgs &&
+	    !(msg->returns_data && plan->return_at > now))
+		return LGP_ENG_POST;
+	if (port->queued_msgs >= LGP_EP_QUEUE_MSGS ||
+	    (port->queued_msgs &&
+	     port->queued_bytes + msg->len > LGP_EP_QUEUE_BYTES) ||
+	    lgp_dq_full(&eng->queue) || msg->tx_cq_full) {
+		lgp_eng_refuse(eng, port, plan);
+		return LGP_ENG_FULL;
+	}
+	return LGP_ENG_DEFER;
+}
+
+enum lgp_eng_verdict lgp_eng_submit(struct lgp_engine *eng,
+				    struct lgp_eng_port *port,
+				    const struct lgp_eng_msg *msg,
+				    struct lgp_eng_plan *plan)
+{
+	plan->ready = plan->now = eng->ops->now();
+	lgp_eng_release(eng, plan->now);
+	lgp_eng_reserve(eng, port, msg, plan);
+	return lgp_eng_verdict(eng, port, msg, plan);
+}
+
+void lgp_eng_wait(const struct lgp_engine *eng, const struct lgp_eng_plan *plan)
+{
+	eng->ops->spin_until(plan->post_at);
+}
+
+enum lgp_eng_verdict lgp_eng_decide(struct lgp_engine *eng,
+				    struct lgp_eng_port *port,
+				    const struct lgp_eng_msg *msg,
+				    struct lgp_eng_plan *plan)
+{
+	plan->now = eng->ops->now();
+	return lgp_eng_verdict(eng, port, msg, plan);
+}
+
+void lgp_eng_posted(struct lgp_engine *eng, const struct lgp_eng_msg *msg,
+		    const struct lgp_eng_plan *plan)
+{
+	struct lgp_stats *s = eng->stats;
+
+	lgp_stats_add(s, LGP_STAT_MSGS, 1);
+	lgp_stats_add(s, LGP_STAT_BYTES, msg->len);
+	lgp_stats_add(s, LGP_STAT_GAP_NS, plan->start - plan->ready);
+	lgp_stats_add(s, LGP_STAT_BULK_GAP_NS, plan->left - plan->start);
+	lgp_stats_add(s, LGP_STAT_LATENCY_NS, eng->params.latency_ns);
+}
+
+void lgp_eng_cancel(struct lgp_eng_port *port, const struct lgp_eng_plan *plan)
+{
+	port->pacer = plan->saved;
+}
+
+void lgp_eng_refuse(struct lgp_engine *eng, struct lgp_eng_port *port,
+		    const struct lgp_eng_plan *plan)
+{
+	lgp_eng_cancel(port, plan);
+	lgp_stats_add(eng->stats, LGP_STAT_EAGAIN, 1);
+}
+
+int lgp_eng_queue(struct lgp_engine *eng, struct lgp_eng_port *port,
+		  const struct lgp_eng_msg *msg, const struct lgp_eng_plan *plan,
+		  void *item)
+{
+	int ret = lgp_dq_push(&eng->queue, plan->post_at, item);
+
+	if (ret)
+		return ret;
+	port->queued_msgs++;
+	port->queued_bytes += msg->len;
+	lgp_eng_posted(eng, msg, plan);
+	if (plan->post_at < eng->next_release)
+		__atomic_store_n(&eng->next_release, plan->post_at,
+				 __ATOMIC_RELEASE);
+	lgp_stats_max(eng->stats, LGP_STAT_MAX_QUEUE_DEPTH,
+		      lgp_dq_size(&eng->queue));
+	return 0;
+}
+
+void lgp_eng_dequeued(struct lgp_eng_port *port, uint64_t len)
+{
+	port->queued_msgs--;
+	port->queued_bytes -= len;
+}
+
+size_t lgp_eng_release(struct lgp_engine *eng, uint64_t now)
+{
+	const struct lgp_dq_slot *head;
+	uint64_t due, posted;
+	size_t n = 0;
+
+	if (eng->releasing)
+		return 0;
+	eng->releasing = true;
+	while ((head = lgp_dq_head(&eng->queue)) && head->release_ns <= now) {
+		/*
+		 * Post the head before popping it: if the provider's queue is
+		 * full the head stays first, so no later operation overtakes
+		 * it.
+		 */
+		due = head->release_ns;
+		posted = eng->ops->now();
+		if (eng->ops->post(head->item) == -EAGAIN)
+			break;
+		lgp_stats_release(eng->stats, due, posted);
+		lgp_dq_pop_due(&eng->queue, now);
+		n++;
+	}
+	__atomic_store_n(&eng->next_release, lgp_dq_next(&eng->queue),
+			 __ATOMIC_RELEASE);
+	eng->releasing = false;
+	return n;
+}
+
+uint64_t lgp_eng_return_time(const struct lgp_engine *eng, uint64_t return_at,
+			     uint64_t now)
+{
+	uint64_t t = lgp_eng_add(now, eng->params.latency_ns);
+
+	return t > return_at ? t : return_at;
+}
+
+uint64_t lgp_eng_port_last_due(const struct lgp_engine *eng,
+			       const struct lgp_eng_port *port)
+{
+	return lgp_eng_add(lgp_pacer_free_ns(&port->pacer),
+			   eng->params.latency_ns);
+}
+
+void lgp_eng_recv_overhead(const struct lgp_engine *eng, uint64_t nrecv)
+{
+	uint64_t o_r = eng->params.recv_overhead_ns;
+
+	if (!o_r || !nrecv)
+		return;
+	eng->ops->spin_until(lgp_eng_add(eng->ops->now(), nrecv * o_r));
+	lgp_stats_add(eng->stats, LGP_STAT_RECV_OVERHEAD_NS, nrecv * o_r);
+}

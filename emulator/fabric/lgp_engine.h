@@ -1,0 +1,210 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The delay engine: every scheduling decision the shim makes for a
+ * send-type operation, apart from libfabric (docs/design.md, "LogGP
+ * semantics"; README.md, "What add Δ does").  The shim's objects drive
+ * it (lgp_send.c, lgp_domain.c, lgp_cq.c, lgp_cntr.c); its tests run it
+ * alone on a fake clock (tests/test_engine.c).
+ *
+ * One engine per domain holds the knobs, the delay queue of deferred
+ * operations and the counters; one port per endpoint holds its pacer and
+ * what it has queued.  An operation of n bytes submitted on a port:
+ *
+ *   o_s    lgp_eng_send_overhead() spins o_s before the caller takes its
+ *          lock; the clock read after it is when the operation is ready.
+ *   g, G   the port is reserved (lgp/pacer.h): start = max(ready,
+ *          port_free), left = start + n*G, port free again at
+ *          start + max(g, n*G).
+ *   L      it is due at post_at = left + L.  An operation whose data
+ *          comes back (a read, a fetching atomic) is a small request
+ *          that leaves at start: post_at = start + L; its data is seen
+ *          no earlier than return_at = left + 2L (start + L + n*G + L).
+ *   verdict
+ *          POST   now: it is due, nothing of its port is queued ahead,
+ *                 and returned data (if any) could already be seen;
+ *          WAIT   its endpoint has no transmit CQ (the shim could not
+ *                 tell when a deferred payload is free again) and
+ *                 nothing is queued: the caller waits for post_at
+ *                 (lgp_eng_wait) and asks again (lgp_eng_decide);
+ *          FULL   back-pressure (-FI_EAGAIN): the port has
+ *                 LGP_EP_QUEUE_MSGS operations queued, or something
+ *                 queued and LGP_EP_QUEUE_BYTES bytes with this one, or
+ *                 the engine's queue or the transmit CQ's synthesised
+ *                 completions are full; the reservation is undone;
+ *          DEFER  the operation waits in the engine's queue until
+ *                 post_at (lgp_eng_queue); its local completion is due
+ *                 at left, so L never delays it.
+ *   release
+ *          lgp_eng_release() hands due operations to ops->post in order
+ *          of post_at, first in first out among equal times; one the
+ *          provider refuses with -EAGAIN stays first and ends the pass.
+ *          A port's post times never decrease, so its operations reach
+ *          the provider in the order they were issued.
+ *   o_r    lgp_eng_recv_overhead() spins o_r per receive completion.
+ *
+ * Locking: the domain's lock serialises every call on an engine and its
+ * ports, except lgp_eng_send_overhead() and lgp_eng_recv_overhead()
+ * (they read only the knobs) and lgp_eng_next_release() (an atomic read
+ * for the progress thread).  Nothing here allocates after init.
+ */
+#ifndef LGP_ENGINE_H
+#define LGP_ENGINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <lgp/dqueue.h>
+#include <lgp/knob.h>
+#include <lgp/pacer.h>
+#include <lgp/stats.h>
+
+/* Limits of one endpoint's queued operations (back-pressure beyond them). */
+#define LGP_EP_QUEUE_MSGS	1024
+#define LGP_EP_QUEUE_BYTES	(64ULL << 20)
+
+/* The engine's clock and its way to the provider. */
+struct lgp_eng_ops {
+	uint64_t (*now)(void);
+	void (*spin_until)(uint64_t deadline_ns);
+	/*
+	 * Hands a due item to the provider.  -EAGAIN keeps it first in the
+	 * queue and ends the pass; any other return means it left the queue
+	 * (posted, or failed and accounted for by the callee).
+	 */
+	ssize_t (*post)(void *item);
+};
+
+struct lgp_engine {
+	struct lgp_params params;
+	const struct lgp_eng_ops *ops;
+	struct lgp_stats *stats;	/* the fabric's, updated atomically */
+	struct lgp_dq queue;		/* deferred operations by post time */
+	uint64_t next_release;		/* the queue's head, for other threads */
+	bool releasing;			/* lgp_eng_release() is running */
+};
+
+struct lgp_eng_port {
+	struct lgp_pacer pacer;
+	size_t queued_msgs;	/* deferred, not yet handed over */
+	size_t queued_bytes;
+};
+
+/* What the engine needs to know of an operation. */
+struct lgp_eng_msg {
+	uint64_t len;		/* bytes: payload, or data read back */
+	bool returns_data;	/* a read or a fetching atomic */
+	bool has_tx_cq;		/* its endpoint has a transmit CQ */
+	bool tx_cq_full;	/* that CQ cannot take another completion */
+};
+
+/* The times of one submitted operation. */
+struct lgp_eng_plan {
+	uint64_t ready;		/* the clock at the reservation */
+	uint64_t now;		/* the clock at the last decision */
+	uint64_t start;		/* it starts leaving the port */
+	uint64_t left;		/* it has left: local completion */
+	uint64_t post_at;	/* it goes to the provider */
+	uint64_t return_at;	/* returned data is seen, if any */
+	struct lgp_pacer saved;	/* the port before the reservation */
+};
+
+enum lgp_eng_verdict {
+	LGP_ENG_POST,
+	LGP_ENG_WAIT,
+	LGP_ENG_FULL,
+	LGP_ENG_DEFER,
+};
+
+/*
+ * depth: how many operations the queue holds, 0 for none (a domain with
+ * every knob zero never defers).  Returns 0 or -ENOMEM; lgp_eng_fini()
+ * is safe after a failed init.
+ */
+int lgp_eng_init(struct lgp_engine *eng, const struct lgp_params *params,
+		 const struct lgp_eng_ops *ops, struct lgp_stats *stats,
+		 size_t depth);
+void lgp_eng_fini(struct lgp_engine *eng);
+
+void lgp_eng_port_init(const struct lgp_engine *eng, struct lgp_eng_port *port);
+
+/* Spins o_s and counts it. */
+void lgp_eng_send_overhead(const struct lgp_engine *eng);
+
+/*
+ * Releases what is due, reserves the port for the operation at the
+ * clock's now and decides.  On FULL the reservation is already undone
+ * and counted as an -EAGAIN.
+ */
+enum lgp_eng_verdict lgp_eng_submit(struct lgp_engine *eng,
+				    struct lgp_eng_port *port,
+				    const struct lgp_eng_msg *msg,
+				    struct lgp_eng_plan *plan);
+
+/* After a WAIT: spins until plan->post_at (the caller drops its lock). */
+void lgp_eng_wait(const struct lgp_engine *eng, const struct lgp_eng_plan *plan);
+
+/* After a WAIT: decides again at the clock's now (never WAIT again). */
+enum lgp_eng_verdict lgp_eng_decide(struct lgp_engine *eng,
+				    struct lgp_eng_port *port,
+				    const struct lgp_eng_msg *msg,
+				    struct lgp_eng_plan *plan);
+
+/* POST: the provider took the operation; counts it. */
+void lgp_eng_posted(struct lgp_engine *eng, const struct lgp_eng_msg *msg,
+		    const struct lgp_eng_plan *plan);
+
+/* POST or DEFER failed in the caller: the port is as before the submit. */
+void lgp_eng_cancel(struct lgp_eng_port *port, const struct lgp_eng_plan *plan);
+
+/* DEFER failed for want of room in the caller: cancels, counts -EAGAIN. */
+void lgp_eng_refuse(struct lgp_engine *eng, struct lgp_eng_port *port,
+		    const struct lgp_eng_plan *plan);
+
+/*
+ * DEFER: queues item (not NULL) until plan->post_at and counts it.
+ * Returns 0, or -EAGAIN if the queue is full (not after a DEFER).
+ */
+int lgp_eng_queue(struct lgp_engine *eng, struct lgp_eng_port *port,
+		  const struct lgp_eng_msg *msg, const struct lgp_eng_plan *plan,
+		  void *item);
+
+/* A queued operation of len bytes was handed over (or failed). */
+void lgp_eng_dequeued(struct lgp_eng_port *port, uint64_t len);
+
+/*
+ * Hands every operation due at now to ops->post, in order, and records
+ * how late each was; returns how many.  A post that comes back into the
+ * engine (a provider calling the application, which sends) finds the
+ * pass running and releases nothing: the outer pass owns the head.
+ */
+size_t lgp_eng_release(struct lgp_engine *eng, uint64_t now);
+
+/* The earliest post time queued, UINT64_MAX for none; any thread. */
+static inline uint64_t lgp_eng_next_release(const struct lgp_engine *eng)
+{
+	return __atomic_load_n(&eng->next_release, __ATOMIC_ACQUIRE);
+}
+
+static inline size_t lgp_eng_queued(const struct lgp_engine *eng)
+{
+	return lgp_dq_size(&eng->queue);
+}
+
+/*
+ * When the application may see the data of an operation that returns
+ * some and whose real completion came at now: L later (the data crosses
+ * back), and not before plan->return_at.
+ */
+uint64_t lgp_eng_return_time(const struct lgp_engine *eng, uint64_t return_at,
+			     uint64_t now);
+
+/* When the port's last queued operation is due: port free + L. */
+uint64_t lgp_eng_port_last_due(const struct lgp_engine *eng,
+			       const struct lgp_eng_port *port);
+
+/* Spins o_r for each of nrecv receive completions and counts it. */
+void lgp_eng_recv_overhead(const struct lgp_engine *eng, uint64_t nrecv);
+
+#endif /* LGP_ENGINE_H */

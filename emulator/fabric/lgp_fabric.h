@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ofi_hook_loggp: a libfabric hooking provider that adds LogGP delays
+ * (README.md; docs/design.md, "LogGP semantics").
+ *
+ * libfabric calls lgp_fabric_hook() for every fabric the application opens
+ * (FI_HOOK=loggp).  For a core provider (tcp, shm, udp, verbs ...) it wraps
+ * the fabric and, through it, every object opened below: domains,
+ * endpoints, completion queues, counters, address vectors, event queues,
+ * memory regions and poll sets.  Utility providers (ofi_rxm, ofi_rxd,
+ * ofi_mrail) are returned untouched: their own traffic runs over a core
+ * fabric that is itself hooked, so each message is delayed exactly once,
+ * at the provider nearest the wire.
+ */
+#ifndef LGP_FABRIC_H
+#define LGP_FABRIC_H
+
+#include <stdbool.h>
+
+#include <rdma/fabric.h>
+
+#include <lgp/stats.h>
+
+struct lgp_fabric {
+	struct fid_fabric fabric;
+	struct fid_fabric *hfabric;
+	const char *prov_name;
+	struct lgp_stats stats;
+	bool stats_written;
+	struct lgp_fabric *next;	/* list of open fabrics for exit dump */
+};
+
+extern struct fi_ops lgp_fabric_fi_ops;
+
+int lgp_fabric_hook(struct fi_fabric_attr *attr, struct fid_fabric **fabric,
+		    void *context);
+/* Writes the fabric's counters once (LOGGP_STATS_FILE, the log). */
+void lgp_fabric_stats_write(struct lgp_fabric *fab);
+/* The same for every fabric still open. */
+void lgp_fabric_stats_write_all(void);
+
+#endif /* LGP_FABRIC_H */
