@@ -10,23 +10,13 @@
 #include <cstdio>
 #include <sched.h>
 
+#include "common/pace.hpp"
 #include "error.hpp"
 
 namespace kvs {
 
 namespace {
 
-/*
- * Pacing of the broker's polls.  Providers are polled (fabric.hpp), so a
- * broker that has just done work polls back to back, yielding the CPU each
- * time (ranks oversubscribe the cores); once quiet for kSpinWindow it sleeps
- * between polls, longer the longer it has been idle, up to kMaxSleep.  A
- * client request ends the sleep at once (cv_).  The price: a message that
- * reaches a long-idle broker waits up to kMaxSleep; a busy one, a yield.
- */
-constexpr auto kSpinWindow = std::chrono::milliseconds(2);
-constexpr auto kMinSleep = std::chrono::microseconds(20);
-constexpr auto kMaxSleep = std::chrono::microseconds(1000);
 /* A client waits this much past the broker's own deadline before it
  * decides the broker thread itself is stuck. */
 constexpr auto kClientGrace = std::chrono::seconds(5);
@@ -153,11 +143,12 @@ void Broker::run()
 
 void Broker::pace(Clock::duration idle)
 {
-	if (idle < kSpinWindow) {
+	/* A client request ends the sleep at once (cv_). */
+	auto sleep = svc::pace_sleep(idle);
+	if (sleep == Clock::duration::zero()) {
 		sched_yield();
 		return;
 	}
-	auto sleep = std::clamp<Clock::duration>(idle / 8, kMinSleep, kMaxSleep);
 	std::unique_lock lk(mu_);
 	cv_.wait_for(lk, sleep, [this] { return !incoming_.empty() || stopping_; });
 }
