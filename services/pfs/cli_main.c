@@ -175,6 +175,8 @@ static int run(pfs_t *p, int argc, char **argv)
 			}
 			count = strcmp(a[3], "-1") ? (int)sc : -1;
 		}
+		if (n == 4 && (ret = pfs_layout_check(p, ss, count)))
+			return failed("put", ret);
 		return cmd_put(p, a[0], a[1], ss, count);
 	}
 	if (!strcmp(cmd, "get") && n == 2)
@@ -210,6 +212,8 @@ static int run(pfs_t *p, int argc, char **argv)
 			return 2;
 		}
 		int count = strcmp(a[2], "-1") ? (int)sc : -1;
+		if ((ret = pfs_layout_check(p, ss, count)))
+			return failed("setstripe", ret);
 		return (ret = pfs_setstripe(p, a[0], ss, count)) ? failed("setstripe", ret) : 0;
 	}
 	fputs(usage, stderr);

@@ -7,13 +7,12 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <future>
 #include <sched.h>
-#include <sstream>
 
 #include "common/pace.hpp"
 #include "error.hpp"
+#include "instance.hpp"
 
 namespace pfs {
 
@@ -28,14 +27,6 @@ std::string seconds(std::chrono::milliseconds d)
 	char buf[32];
 	std::snprintf(buf, sizeof buf, "%.3g s", d.count() / 1000.0);
 	return buf;
-}
-
-std::string unhex(const std::string &hex)
-{
-	std::string out;
-	for (size_t i = 0; i + 1 < hex.size(); i += 2)
-		out.push_back(static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16)));
-	return out;
 }
 
 std::string default_provider(const std::string &p)
@@ -93,7 +84,7 @@ Client::~Client()
 
 std::string Client::addr_file(uint32_t s) const
 {
-	return cfg_.instance + "/server-" + std::to_string(s) + ".addr";
+	return addr_path(cfg_.instance, s);
 }
 
 std::string Client::server_name(uint32_t s) const
@@ -273,14 +264,13 @@ void Client::send_rpc(Rpc &&rpc)
 void Client::connect(uint32_t s)
 {
 	Server &sv = srv_[s];
-	std::ifstream in(addr_file(s));
-	std::string hex;
-	if (!in || !(in >> hex) || hex.size() % 2) {
+	std::optional<std::string> found = addr_read(cfg_.instance, s);
+	if (!found) {
 		server_failed(s, server_name(s) + ": no address in " + addr_file(s) +
 					 " (is it running?)");
 		return;
 	}
-	std::string addr = unhex(hex);
+	const std::string &addr = *found;
 	try {
 		if (addr != sv.addr || sv.peer == UINT32_MAX) {
 			sv.peer = fabric_.add_peer(addr);

@@ -221,6 +221,20 @@ int pfs_setstripe(pfs_t *p, const char *path, uint64_t stripe_size, int stripe_c
 	});
 }
 
+int pfs_layout_check(const pfs_t *p, uint64_t stripe_size, int stripe_count)
+{
+	return guard([&] {
+		uint32_t n = p->client->servers();
+		if (stripe_count == 0 || stripe_count < -1)
+			throw pfs::Error(EINVAL, "stripe count " + std::to_string(stripe_count) +
+							 ": expected 1 to " + std::to_string(n) +
+							 " (the number of servers), or -1 for all");
+		pfs::layout_validate(stripe_size,
+				     stripe_count < 0 ? 0 : static_cast<uint32_t>(stripe_count), n);
+		return 0;
+	});
+}
+
 int pfs_create(pfs_t *p, const char *path, int flags, unsigned mode, uint64_t stripe_size,
 	       int stripe_count, pfs_file_t **out)
 {

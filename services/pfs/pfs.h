@@ -77,6 +77,16 @@ int pfs_readdir(pfs_t *p, const char *path,
 int pfs_setstripe(pfs_t *p, const char *path, uint64_t stripe_size, int stripe_count);
 
 /*
+ * Checks an explicit layout against the instance without changing
+ * anything: stripe_size a multiple of 4096 from 4096 to 64 MiB,
+ * stripe_count 1..N or -1 (every server).  0 or -EINVAL with a message
+ * naming the bad value.  (pfs_setstripe and pfs_create take 0 as "keep" or
+ * "inherit"; a command line that takes numbers from people checks them
+ * here first.)
+ */
+int pfs_layout_check(const pfs_t *p, uint64_t stripe_size, int stripe_count);
+
+/*
  * Opens a file.  flags: O_RDONLY, O_WRONLY or O_RDWR, with O_CREAT, O_EXCL,
  * O_TRUNC, O_APPEND.  pfs_create() gives a new file its own layout
  * (stripe_size 0 and stripe_count 0: the directory's; -1: every server).

@@ -152,7 +152,7 @@ Request request_header(std::string_view frame)
 {
 	Reader r(frame, kRequest);
 	Request q;
-	q.op = op_get(r, kRequest);
+	q.op = static_cast<Op>(r.u8());
 	q.client = r.u32();
 	q.call = r.u64();
 	return q;
@@ -285,14 +285,19 @@ Reply reply_decode(std::string_view frame)
 {
 	Reader r(frame, kReply);
 	Reply p;
-	p.op = op_get(r, kReply);
+	uint8_t op = r.u8();
 	p.call = r.u64();
 	p.errnum = static_cast<int32_t>(r.u32());
 	p.error = r.str();
+	/* A refusal echoes whatever op the request had, known or not. */
+	p.op = static_cast<Op>(op);
 	if (p.errnum) {
 		r.done();
 		return p;
 	}
+	if (op < 1 || op > kOpLast)
+		throw Error(EPROTO, std::string(kReply) + " of unknown op " + std::to_string(op) +
+					    " (expected 1-" + std::to_string(kOpLast) + ")");
 	switch (p.op) {
 	case Op::HELLO:
 		p.value = r.u64();

@@ -114,11 +114,13 @@ std::string request_encode(const Request &q);
 /* Request::data points into frame: keep frame alive while q is used. */
 Request request_decode(std::string_view frame);
 /* The header alone (op, client, call), for answering a request whose body
- * did not decode; throws if even that is short. */
+ * did not decode: op may be one this side does not know.  Throws if even
+ * the header is short. */
 Request request_header(std::string_view frame);
 std::string reply_encode(const Reply &r);
 /* The call id of a reply, without decoding the rest; throws if short. */
 uint64_t reply_call(std::string_view frame);
+/* A reply with an error may echo an unknown op (a refused request's). */
 Reply reply_decode(std::string_view frame);
 
 } // namespace pfs

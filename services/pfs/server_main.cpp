@@ -19,7 +19,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
-#include <fstream>
 #include <getopt.h>
 #include <string>
 #include <sys/file.h>
@@ -27,6 +26,7 @@
 #include <unistd.h>
 
 #include "error.hpp"
+#include "instance.hpp"
 #include "server.hpp"
 
 namespace {
@@ -60,17 +60,6 @@ uint64_t number(const char *opt, const char *arg, uint64_t min, uint64_t max)
 	return v;
 }
 
-std::string hex(const std::string &bytes)
-{
-	static const char digits[] = "0123456789abcdef";
-	std::string out;
-	for (unsigned char c : bytes) {
-		out.push_back(digits[c >> 4]);
-		out.push_back(digits[c & 15]);
-	}
-	return out;
-}
-
 /* Holds dir/lock for the life of the process; refuses a second server. */
 void lock_dir(const std::string &dir)
 {
@@ -88,19 +77,6 @@ void lock_dir(const std::string &dir)
 	if (::ftruncate(fd, 0) || ::pwrite(fd, me.data(), me.size(), 0) < 0)
 		throw pfs::Error(errno, "write " + path + ": " + std::strerror(errno));
 	/* fd stays open: the lock lives as long as the process. */
-}
-
-void publish(const std::string &file, const std::string &addr)
-{
-	std::string tmp = file + ".tmp";
-	{
-		std::ofstream out(tmp, std::ios::trunc);
-		out << hex(addr) << "\n";
-		if (!out.flush())
-			throw pfs::Error(EIO, "cannot write " + tmp);
-	}
-	if (std::rename(tmp.c_str(), file.c_str()))
-		throw pfs::Error(errno, "rename " + tmp + ": " + std::strerror(errno));
 }
 
 int serve(int argc, char **argv)
@@ -149,7 +125,7 @@ int serve(int argc, char **argv)
 		throw pfs::Error(EINVAL, "--index " + std::to_string(cfg.index) +
 						 ": expected 0 to " + std::to_string(cfg.servers - 1) +
 						 " (--servers " + std::to_string(cfg.servers) + ")");
-	cfg.dir = instance + "/server-" + std::to_string(cfg.index);
+	cfg.dir = pfs::server_dir(instance, cfg.index);
 	if (::mkdir(instance.c_str(), 0755) && errno != EEXIST)
 		throw pfs::Error(errno, "mkdir " + instance + ": " + std::strerror(errno));
 	if (::mkdir(cfg.dir.c_str(), 0755) && errno != EEXIST)
@@ -161,12 +137,11 @@ int serve(int argc, char **argv)
 	sa.sa_handler = on_signal;
 	sigaction(SIGINT, &sa, nullptr);
 	sigaction(SIGTERM, &sa, nullptr);
-	std::string addr_file = instance + "/server-" + std::to_string(cfg.index) + ".addr";
-	publish(addr_file, server.address());
+	pfs::addr_publish(instance, cfg.index, server.address());
 	std::printf("loggp-pfs-server: ready index=%u servers=%u\n", cfg.index, cfg.servers);
 	std::fflush(stdout);
 	server.run(stop);
-	::unlink(addr_file.c_str());
+	::unlink(pfs::addr_path(instance, cfg.index).c_str());
 	std::fprintf(stderr, "%s\n", server.stats().c_str());
 	return 0;
 }
