@@ -12,13 +12,19 @@
 - Under ΔL = 100 µs a 4 KiB read takes at least 2·ΔL longer.
 - The command line: namespace operations, counters, a restart of every
   server that keeps the namespace and the data.
+- The FUSE mount, in page-cache and direct-I/O modes: the same random
+  operations through the kernel beneath the shim, cp and md5sum, fio
+  --verify, and a second mount on the same directory refused.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import queue
+import random
+import shutil
 import signal
 import subprocess
 import threading
@@ -367,3 +373,145 @@ def test_cli_namespace_counters_and_restart(instance: Instance, tmp_path: Path) 
     got = cli(instance, "get", "/d/b", str(tmp_path / "back"))
     assert got.returncode == 0, got.stderr
     assert (tmp_path / "back").read_bytes() == data[:1000]
+
+
+class Mount:
+    """loggp-pfs mount of an instance at a directory, until unmount()."""
+
+    def __init__(self, inst: Instance, mnt: Path, direct_io: bool, env: Mapping[str, str]) -> None:
+        mnt.mkdir(parents=True, exist_ok=True)
+        self.mnt = mnt
+        argv = [str(pfs_bin("loggp-pfs")), "-i", str(inst.dir), "-t", "5000", "mount"]
+        argv += ["--direct-io"] if direct_io else []
+        self.proc = subprocess.Popen(
+            [*argv, str(mnt)],
+            env={**env, "LOGGP_PROVIDER": PROVIDER},
+            cwd=inst.cwd,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
+        if Lines(self.proc).wait_for("loggp-pfs: mounted", READY_TIMEOUT) is None:
+            err = self.proc.stderr.read() if self.proc.stderr else ""
+            raise AssertionError(f"mount exited before it was mounted:\n{err}")
+
+    def unmount(self) -> None:
+        """fusermount3 -u, then the mount process ends by itself."""
+        if self.proc.poll() is None:
+            run(["fusermount3", "-u", str(self.mnt)], base_env(), timeout=30)
+        try:
+            self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
+            run(["fusermount3", "-uz", str(self.mnt)], base_env(), timeout=30)
+            raise AssertionError("the mount did not end within 30 s of its unmount") from None
+
+
+@pytest.fixture(scope="module")
+def fuse_ok() -> None:
+    if not Path("/dev/fuse").exists():
+        pytest.skip("/dev/fuse is missing: FUSE is not available on this machine")
+    if not shutil.which("fusermount3"):
+        pytest.skip("fusermount3 not installed (fuse3)")
+
+
+def fsx_through(path: Path, ops: int, seed: int) -> dict[str, int]:
+    """Random writes, reads, truncates, sizes and fsyncs on one file, checked
+    against a model; returns how many of each ran."""
+    rng = random.Random(seed)
+    model = bytearray()
+    counts = {"write": 0, "read": 0, "truncate": 0, "size": 0, "fsync": 0}
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        for op in range(ops):
+            kind = rng.randrange(100)
+            off, length = rng.randrange(600_000), 1 + rng.randrange(100_000)
+            if kind < 35:
+                counts["write"] += 1
+                data = rng.randbytes(length)
+                assert os.pwrite(fd, data, off) == length
+                if off > len(model):
+                    model.extend(bytes(off - len(model)))
+                model[off : off + length] = data
+            elif kind < 65:
+                counts["read"] += 1
+                if kind < 50 and model:
+                    off = max(0, len(model) - rng.randrange(min(len(model), length) + 1))
+                got = os.pread(fd, length, off)
+                assert got == bytes(model[off : off + length]), f"op {op}: read {off}+{length}"
+            elif kind < 80:
+                counts["truncate"] += 1
+                size = rng.randrange(600_000)
+                os.ftruncate(fd, size)
+                del model[size:]
+                model.extend(bytes(size - len(model)))
+            elif kind < 95:
+                counts["size"] += 1
+                assert os.fstat(fd).st_size == len(model), f"op {op}"
+            else:
+                counts["fsync"] += 1
+                os.fsync(fd)
+    finally:
+        os.close(fd)
+    assert path.read_bytes() == bytes(model)
+    return counts
+
+
+@pytest.mark.parametrize("direct_io", [False, True], ids=["page_cache", "direct_io"])
+def test_fsx_through_the_mount_beneath_the_shim(
+    fuse_ok: None, tmp_path: Path, shim, direct_io: bool
+) -> None:
+    shimmed: ShimEnv = shim(**NONZERO_KNOBS)
+    inst = Instance(tmp_path, 3, shimmed.env)
+    try:
+        assert cli(inst, "setstripe", "/", "16384", "-1").returncode == 0
+        m = Mount(inst, tmp_path / "mnt", direct_io, shimmed.env)
+        try:
+            counts = fsx_through(m.mnt / "fsx", 200, seed=11 + direct_io)
+        finally:
+            m.unmount()
+        assert all(counts.values()), counts
+        assert m.proc.returncode == 0, m.proc.stderr.read() if m.proc.stderr else ""
+    finally:
+        inst.kill_all()
+    assert shimmed.provider_msgs("tcp") > 500, shimmed.stats()
+
+
+@pytest.mark.parametrize("direct_io", [False, True], ids=["page_cache", "direct_io"])
+def test_cp_md5sum_and_fio_verify_through_the_mount(
+    fuse_ok: None, instance: Instance, tmp_path: Path, direct_io: bool
+) -> None:
+    fio = shutil.which("fio")
+    if not fio:
+        pytest.skip("fio not installed")
+    src = tmp_path / "src.bin"
+    src.write_bytes(os.urandom(3_000_001))
+    m = Mount(instance, tmp_path / "mnt", direct_io, instance.env)
+    try:
+        assert run(["cp", str(src), str(m.mnt / "copy.bin")], base_env(), 60).returncode == 0
+        md5 = run(["md5sum", str(m.mnt / "copy.bin")], base_env(), 60)
+        assert md5.stdout.split()[0] == hashlib.md5(src.read_bytes()).hexdigest()
+        job = [fio, "--name=verify", f"--filename={m.mnt / 'fio.dat'}", "--size=4M",
+               "--bs=16k", "--rw=randwrite", "--ioengine=psync", "--verify=crc32c",
+               "--do_verify=1", "--verify_state_save=0", "--output-format=json"]  # fmt: skip
+        proc = run(job, base_env(), timeout=RUN_TIMEOUT, cwd=tmp_path)
+        assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr
+        res = json.loads(proc.stdout[proc.stdout.index("{") :])
+        jobs = res["jobs"][0]
+        assert jobs["error"] == 0 and jobs["write"]["io_bytes"] == 4 << 20, jobs["error"]
+        assert jobs["read"]["io_bytes"] == 4 << 20  # the verify pass read it all back
+    finally:
+        m.unmount()
+
+
+def test_second_mount_on_a_directory_is_one_line(
+    fuse_ok: None, instance: Instance, tmp_path: Path
+) -> None:
+    m = Mount(instance, tmp_path / "mnt", False, instance.env)
+    try:
+        line = one_line(cli(instance, "mount", str(m.mnt)), 1, "is already a mount point")
+        assert line.startswith("loggp-pfs: mount: ")
+    finally:
+        m.unmount()

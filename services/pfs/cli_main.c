@@ -7,8 +7,8 @@
  * DIR is the instance directory (default $LOGGP_PFS_INSTANCE).  Commands:
  * put LOCAL PATH [SIZE COUNT], get PATH LOCAL ('-' is stdout), ls PATH,
  * stat PATH, mkdir PATH, rmdir PATH, rm PATH, mv FROM TO, truncate PATH
- * SIZE, setstripe DIR SIZE COUNT, stats [SERVER].  stat and stats print
- * JSON.  Exit status: 0 done, 1 refused by the store, 2 bad usage, 3 a
+ * SIZE, setstripe DIR SIZE COUNT, stats [SERVER], mount [--direct-io] DIR
+ * (mount.h).  stat and stats print JSON.  Exit status: 0 done, 1 refused by the store, 2 bad usage, 3 a
  * server did not answer (EIO).
  */
 #include <errno.h>
@@ -20,6 +20,9 @@
 #include <unistd.h>
 
 #include "pfs.h"
+#ifdef LOGGP_PFS_FUSE
+#include "mount.h"
+#endif
 
 #define BUF_SIZE (4u << 20)
 
@@ -32,7 +35,8 @@ static const char usage[] =
 	"  get PATH LOCAL               copy a file out ('-': standard output)\n"
 	"  ls PATH | stat PATH | mkdir PATH | rmdir PATH | rm PATH | mv FROM TO\n"
 	"  truncate PATH SIZE | setstripe DIR SIZE COUNT (COUNT -1: every server)\n"
-	"  stats [SERVER]               every server's counters, one JSON line each\n";
+	"  stats [SERVER]               every server's counters, one JSON line each\n"
+	"  mount [--direct-io] DIR      serve the store at DIR (FUSE 3) until unmounted\n";
 
 static int failed(const char *what, int ret)
 {
@@ -51,9 +55,10 @@ static int parse_u64(const char *s, uint64_t *out)
 	return 0;
 }
 
-static int print_entry(void *arg, const char *name, int is_dir)
+static int print_entry(void *arg, const char *name, uint64_t ino, int is_dir)
 {
 	(void)arg;
+	(void)ino;
 	printf("%s%s\n", name, is_dir ? "/" : "");
 	return 0;
 }
@@ -215,6 +220,15 @@ static int run(pfs_t *p, int argc, char **argv)
 		if ((ret = pfs_layout_check(p, ss, count)))
 			return failed("setstripe", ret);
 		return (ret = pfs_setstripe(p, a[0], ss, count)) ? failed("setstripe", ret) : 0;
+	}
+	if (!strcmp(cmd, "mount") && (n == 1 || (n == 2 && !strcmp(a[0], "--direct-io")))) {
+#ifdef LOGGP_PFS_FUSE
+		return pfs_mount(p, a[n - 1], n == 2);
+#else
+		fputs("loggp-pfs: mount: built without FUSE 3 (install libfuse3-dev and "
+		      "rebuild)\n", stderr);
+		return 1;
+#endif
 	}
 	fputs(usage, stderr);
 	return 2;

@@ -200,11 +200,12 @@ int pfs_truncate(pfs_t *p, const char *path, uint64_t size)
 	});
 }
 
-int pfs_readdir(pfs_t *p, const char *path, int (*fn)(void *, const char *, int), void *arg)
+int pfs_readdir(pfs_t *p, const char *path, int (*fn)(void *, const char *, uint64_t, int),
+		void *arg)
 {
 	return guard([&] {
 		for (const auto &e : p->client->readdir(path))
-			if (int r = fn(arg, e.name.c_str(), e.type == pfs::Type::DIR))
+			if (int r = fn(arg, e.name.c_str(), e.ino, e.type == pfs::Type::DIR))
 				return r;
 		return 0;
 	});

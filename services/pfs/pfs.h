@@ -68,7 +68,7 @@ int pfs_truncate(pfs_t *p, const char *path, uint64_t size);
 /* Calls fn for each entry in name order; a non-zero return stops the walk
  * and is returned. */
 int pfs_readdir(pfs_t *p, const char *path,
-		int (*fn)(void *arg, const char *name, int is_dir), void *arg);
+		int (*fn)(void *arg, const char *name, uint64_t ino, int is_dir), void *arg);
 /*
  * A directory's default layout for files created in it from now on:
  * stripe_size a multiple of 4096 up to 64 MiB (0: keep), stripe_count 1..N
