@@ -15,12 +15,25 @@
 
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <functional>
 #include <map>
 #include <string>
 #include <unordered_map>
 
 namespace svc {
+
+/* A thread that blocks on a call the owning thread answers waits this much
+ * past the call's deadline before it decides that thread itself is stuck. */
+constexpr auto kCallerGrace = std::chrono::seconds(5);
+
+/* A timeout as messages say it: "2 s", "0.5 s". */
+inline std::string seconds_text(std::chrono::milliseconds d)
+{
+	char buf[32];
+	std::snprintf(buf, sizeof buf, "%.3g s", d.count() / 1000.0);
+	return buf;
+}
 
 class Calls {
 public:

@@ -6,41 +6,18 @@
 
 #include <cerrno>
 #include <cstdio>
-#include <cstdlib>
 #include <future>
 #include <sched.h>
 
+#include "common/options.hpp"
 #include "common/pace.hpp"
 #include "error.hpp"
 #include "instance.hpp"
 
 namespace pfs {
 
-namespace {
-
-/* A blocking caller waits this much past the progress thread's deadline
- * before it decides the thread itself is stuck. */
-constexpr auto kGrace = std::chrono::seconds(5);
-
-std::string seconds(std::chrono::milliseconds d)
-{
-	char buf[32];
-	std::snprintf(buf, sizeof buf, "%.3g s", d.count() / 1000.0);
-	return buf;
-}
-
-std::string default_provider(const std::string &p)
-{
-	if (!p.empty())
-		return p;
-	const char *env = std::getenv("LOGGP_PROVIDER");
-	return env && *env ? env : "tcp;ofi_rxm";
-}
-
-} // namespace
-
 Client::Client(const ClientConfig &cfg)
-    : cfg_(cfg), fabric_(default_provider(cfg.provider), 0, cfg.timeout)
+    : cfg_(cfg), fabric_(cfg.provider.empty() ? svc::default_provider() : cfg.provider, 0, cfg.timeout)
 {
 	cfg_.provider = fabric_.provider();
 	if (cfg_.max_inflight < 1)
@@ -92,6 +69,12 @@ std::string Client::server_name(uint32_t s) const
 	return "pfs server " + std::to_string(s);
 }
 
+std::string Client::silent(uint32_t s) const
+{
+	return server_name(s) + " (" + addr_file(s) + ") did not answer within " +
+	       svc::seconds_text(cfg_.timeout);
+}
+
 Reply Client::io_error(const Rpc &rpc, const std::string &what)
 {
 	Reply r;
@@ -117,10 +100,10 @@ Reply Client::call(uint32_t server, Request q)
 	auto fut = p->get_future();
 	Op op = q.op;
 	submit(server, std::move(q), [p](Reply &&r) { p->set_value(std::move(r)); });
-	if (fut.wait_for(cfg_.timeout + kGrace) != std::future_status::ready)
+	if (fut.wait_for(cfg_.timeout + svc::kCallerGrace) != std::future_status::ready)
 		throw Error(EIO, server_name(server) + ": " + op_name(op) +
 					 ": the client's progress thread did not answer within " +
-					 seconds(cfg_.timeout + kGrace));
+					 svc::seconds_text(cfg_.timeout + svc::kCallerGrace));
 	Reply r = fut.get();
 	if (r.errnum)
 		throw Error(r.errnum, r.error);
@@ -141,30 +124,24 @@ void Client::run()
 		take_incoming();
 		auto now = Clock::now();
 		calls_.expire(now, [this](uint32_t s) {
-			std::string why = server_name(s) + " (" + addr_file(s) +
-					  ") did not answer within " + seconds(cfg_.timeout);
 			/* The reply may never come: connect afresh next time. */
 			if (srv_[s].state == State::UP)
 				srv_[s].state = State::DOWN;
-			return why;
+			return silent(s);
 		});
 		for (uint32_t s = 0; s < srv_.size(); s++) {
 			auto &q = srv_[s].queue;
 			while (!q.empty() && q.front().deadline <= now) {
 				Rpc rpc = std::move(q.front());
 				q.pop_front();
-				rpc.done(io_error(rpc, server_name(s) + " (" + addr_file(s) +
-							   ") did not answer within " +
-							   seconds(cfg_.timeout) + " (request queued)"));
+				rpc.done(io_error(rpc, silent(s) + " (request queued)"));
 			}
 			dispatch(s);
 		}
-		if (busy || calls_.size() || fabric_.sends_pending()) {
-			if (busy)
-				active = now;
-			sched_yield();
-			continue;
-		}
+		/* As the KVS broker: a reply awaited is no work of ours, so a
+		 * long wait (a silent server) sleeps rather than spins. */
+		if (busy || fabric_.sends_pending())
+			active = now;
 		auto sleep = svc::pace_sleep(now - active);
 		if (sleep == Clock::duration::zero()) {
 			sched_yield();
@@ -240,7 +217,8 @@ void Client::send_rpc(Rpc &&rpc)
 	uint32_t s = rpc.server;
 	auto shared = std::make_shared<Rpc>(std::move(rpc));
 	uint64_t call = calls_.add(
-		s, shared->deadline, [this, shared](int err, const std::string &what, std::string &&rep) {
+		s, shared->deadline,
+		[this, shared](int err, const std::string &what, std::string &&rep) {
 			if (err) {
 				shared->done(io_error(*shared, what));
 				return;
@@ -344,20 +322,27 @@ void Client::on_fabric_error(uint32_t peer, const std::string &what)
 
 /* The namespace. */
 
-Attr Client::lookup(const std::string &path)
+namespace {
+
+Request at(Op op, const std::string &path)
 {
 	Request q;
-	q.op = Op::LOOKUP;
+	q.op = op;
 	q.path = path;
-	return meta(std::move(q)).attr;
+	return q;
+}
+
+} // namespace
+
+Attr Client::lookup(const std::string &path)
+{
+	return meta(at(Op::LOOKUP, path)).attr;
 }
 
 Attr Client::create(const std::string &path, uint32_t mode, bool excl, uint64_t stripe_size,
 		    uint32_t stripe_count, bool all)
 {
-	Request q;
-	q.op = Op::CREATE;
-	q.path = path;
+	Request q = at(Op::CREATE, path);
 	q.mode = mode;
 	q.excl = excl;
 	q.stripe_size = stripe_size;
@@ -368,66 +353,39 @@ Attr Client::create(const std::string &path, uint32_t mode, bool excl, uint64_t 
 
 Attr Client::mkdir(const std::string &path, uint32_t mode)
 {
-	Request q;
-	q.op = Op::MKDIR;
-	q.path = path;
+	Request q = at(Op::MKDIR, path);
 	q.mode = mode;
 	return meta(std::move(q)).attr;
 }
 
 void Client::rmdir(const std::string &path)
 {
-	Request q;
-	q.op = Op::RMDIR;
-	q.path = path;
-	meta(std::move(q));
+	meta(at(Op::RMDIR, path));
 }
 
 std::vector<Dirent> Client::readdir(const std::string &path)
 {
-	Request q;
-	q.op = Op::READDIR;
-	q.path = path;
-	return meta(std::move(q)).entries;
+	return meta(at(Op::READDIR, path)).entries;
 }
 
 void Client::unlink(const std::string &path)
 {
-	Request q;
-	q.op = Op::UNLINK;
-	q.path = path;
-	Attr gone = meta(std::move(q)).attr;
-	each_object_wait(gone, [&](uint32_t) {
-		Request d;
-		d.op = Op::DESTROY;
-		d.ino = gone.ino;
-		return d;
-	}, nullptr);
+	destroy(meta(at(Op::UNLINK, path)).attr);
 }
 
 void Client::rename(const std::string &from, const std::string &to)
 {
-	Request q;
-	q.op = Op::RENAME;
-	q.path = from;
+	Request q = at(Op::RENAME, from);
 	q.path2 = to;
 	Attr replaced = meta(std::move(q)).attr;
-	if (!replaced.ino)
-		return;
-	each_object_wait(replaced, [&](uint32_t) {
-		Request d;
-		d.op = Op::DESTROY;
-		d.ino = replaced.ino;
-		return d;
-	}, nullptr);
+	if (replaced.ino)
+		destroy(replaced);
 }
 
 Attr Client::setstripe(const std::string &path, uint64_t stripe_size, uint32_t stripe_count,
 		       bool all)
 {
-	Request q;
-	q.op = Op::SETSTRIPE;
-	q.path = path;
+	Request q = at(Op::SETSTRIPE, path);
 	q.stripe_size = stripe_size;
 	q.stripe_count = stripe_count;
 	q.stripe_all = all;

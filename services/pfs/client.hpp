@@ -85,6 +85,8 @@ public:
 	void truncate(const Attr &file, uint64_t size);
 	/* Every write acknowledged before the call is on the servers' disks. */
 	void fsync(const Attr &file);
+	/* Removes the objects of a file whose name is gone. */
+	void destroy(const Attr &file);
 	/* The counters of one server, a JSON object. */
 	std::string stats(uint32_t server);
 
@@ -123,15 +125,13 @@ private:
 	Reply call(uint32_t server, Request q);
 	Reply meta(Request q) { return call(0, std::move(q)); }
 	/*
-	 * One request per object of file (make builds object j's), got() sees
-	 * each reply, done the first error (0: none) once all have answered.
+	 * Sends op for file's ino to every object's server (with object j's
+	 * size from obj_size(j) when given: TRUNC), hands each reply to got(),
+	 * and blocks until all have answered; throws the first error.
 	 */
-	void each_object(const Attr &file, const std::function<Request(uint32_t obj)> &make,
-			 std::function<void(uint32_t obj, const Reply &r)> got,
-			 std::function<void(int err, const std::string &what)> done);
-	/* Blocking each_object. */
-	void each_object_wait(const Attr &file, const std::function<Request(uint32_t obj)> &make,
-			      std::function<void(uint32_t obj, const Reply &r)> got);
+	void each_object(const Attr &file, Op op,
+			 const std::function<uint64_t(uint32_t obj)> &obj_size,
+			 const std::function<void(uint32_t obj, const Reply &r)> &got);
 	void read_finish(const std::shared_ptr<ReadOp> &op);
 
 	void run();
@@ -144,6 +144,8 @@ private:
 	void on_fabric_error(uint32_t peer, const std::string &what);
 	std::string addr_file(uint32_t s) const;
 	std::string server_name(uint32_t s) const;
+	/* Why a call to server s ended without an answer. */
+	std::string silent(uint32_t s) const;
 	static Reply io_error(const Rpc &rpc, const std::string &what);
 
 	ClientConfig cfg_;

@@ -43,46 +43,41 @@ struct ReadOp {
 	Client::IoDone done;
 };
 
-void Client::each_object(const Attr &file, const std::function<Request(uint32_t obj)> &make,
-			 std::function<void(uint32_t obj, const Reply &r)> got,
-			 std::function<void(int err, const std::string &what)> done)
+void Client::each_object(const Attr &file, Op op,
+			 const std::function<uint64_t(uint32_t obj)> &obj_size,
+			 const std::function<void(uint32_t obj, const Reply &r)> &got)
 {
+	/* The callbacks run on the progress thread, each got() before done is
+	 * set; what they share outlives this frame (the last may still be
+	 * inside set_value when the wait returns). */
 	auto g = std::make_shared<Gather>();
+	auto done = std::make_shared<std::promise<void>>();
+	auto fut = done->get_future();
 	g->pending = file.layout.stripe_count;
-	auto got_p = std::make_shared<decltype(got)>(std::move(got));
-	auto done_p = std::make_shared<decltype(done)>(std::move(done));
-	for (uint32_t j = 0; j < file.layout.stripe_count; j++)
-		submit(file.layout.server_of(j, nservers_), make(j),
-		       [g, j, got_p, done_p](Reply &&r) {
+	for (uint32_t j = 0; j < file.layout.stripe_count; j++) {
+		Request q;
+		q.op = op;
+		q.ino = file.ino;
+		if (obj_size)
+			q.offset = obj_size(j);
+		submit(file.layout.server_of(j, nservers_), std::move(q),
+		       [g, done, &got, j](Reply &&r) {
 			       g->note(r);
-			       if (!r.errnum && *got_p)
-				       (*got_p)(j, r);
+			       if (!r.errnum && got)
+				       got(j, r);
 			       if (--g->pending == 0)
-				       (*done_p)(g->err, g->what);
+				       done->set_value();
 		       });
-}
-
-void Client::each_object_wait(const Attr &file, const std::function<Request(uint32_t obj)> &make,
-			      std::function<void(uint32_t obj, const Reply &r)> got)
-{
-	std::promise<std::pair<int, std::string>> p;
-	auto fut = p.get_future();
-	each_object(file, make, std::move(got),
-		    [&p](int err, const std::string &what) { p.set_value({err, what}); });
-	auto [err, what] = fut.get();
-	if (err)
-		throw Error(err, what);
+	}
+	fut.wait();
+	if (g->err)
+		throw Error(g->err, g->what);
 }
 
 uint64_t Client::size(const Attr &file)
 {
 	uint64_t size = 0;
-	each_object_wait(file, [&](uint32_t) {
-		Request q;
-		q.op = Op::GETSIZE;
-		q.ino = file.ino;
-		return q;
-	}, [&](uint32_t j, const Reply &r) {
+	each_object(file, Op::GETSIZE, nullptr, [&](uint32_t j, const Reply &r) {
 		size = std::max(size, layout_file_end(file.layout, j, r.value));
 	});
 	return size;
@@ -90,23 +85,18 @@ uint64_t Client::size(const Attr &file)
 
 void Client::truncate(const Attr &file, uint64_t size)
 {
-	each_object_wait(file, [&](uint32_t j) {
-		Request q;
-		q.op = Op::TRUNC;
-		q.ino = file.ino;
-		q.offset = layout_object_size(file.layout, j, size);
-		return q;
-	}, nullptr);
+	each_object(file, Op::TRUNC,
+		    [&](uint32_t j) { return layout_object_size(file.layout, j, size); }, nullptr);
 }
 
 void Client::fsync(const Attr &file)
 {
-	each_object_wait(file, [&](uint32_t) {
-		Request q;
-		q.op = Op::FSYNC;
-		q.ino = file.ino;
-		return q;
-	}, nullptr);
+	each_object(file, Op::FSYNC, nullptr, nullptr);
+}
+
+void Client::destroy(const Attr &file)
+{
+	each_object(file, Op::DESTROY, nullptr, nullptr);
 }
 
 void Client::write_async(const Attr &file, const void *buf, uint64_t len, uint64_t off,
@@ -227,9 +217,9 @@ namespace {
 
 int64_t wait_io(const std::function<void(Client::IoDone)> &start)
 {
-	std::promise<std::pair<int64_t, std::string>> p;
-	auto fut = p.get_future();
-	start([&p](int64_t res, const std::string &what) { p.set_value({res, what}); });
+	auto p = std::make_shared<std::promise<std::pair<int64_t, std::string>>>();
+	auto fut = p->get_future();
+	start([p](int64_t res, const std::string &what) { p->set_value({res, what}); });
 	auto [res, what] = fut.get();
 	if (res < 0)
 		throw Error(static_cast<int>(-res), what);

@@ -253,8 +253,21 @@ Attr Meta::insert(uint64_t parent, const std::string &name, Type type, uint32_t 
 			.bind(1, ino % nservers_)
 			.bind(2, ino)
 			.step();
-	Stmt(db_, "INSERT INTO dentry VALUES (?, ?, ?)").bind(1, parent).bind(2, name).bind(3, ino).step();
+	Stmt(db_, "INSERT INTO dentry VALUES (?, ?, ?)")
+		.bind(1, parent)
+		.bind(2, name)
+		.bind(3, ino)
+		.step();
 	return attr(ino);
+}
+
+void Meta::remove(const Found &f)
+{
+	Stmt(db_, "DELETE FROM dentry WHERE parent = ? AND name = ?")
+		.bind(1, f.parent)
+		.bind(2, f.name)
+		.step();
+	Stmt(db_, "DELETE FROM inode WHERE ino = ?").bind(1, f.ino).step();
 }
 
 Attr Meta::create(const std::string &path, uint32_t mode, bool excl, uint64_t stripe_size,
@@ -308,8 +321,7 @@ void Meta::rmdir(const std::string &path)
 	Stmt any(db_, "SELECT 1 FROM dentry WHERE parent = ? LIMIT 1");
 	if (any.bind(1, f.ino).step())
 		throw Error(ENOTEMPTY, "'" + path + "': directory not empty");
-	Stmt(db_, "DELETE FROM dentry WHERE parent = ? AND name = ?").bind(1, f.parent).bind(2, f.name).step();
-	Stmt(db_, "DELETE FROM inode WHERE ino = ?").bind(1, f.ino).step();
+	remove(f);
 	t.commit();
 }
 
@@ -338,8 +350,7 @@ Attr Meta::unlink(const std::string &path)
 	Attr a = attr(f.ino);
 	if (a.type == Type::DIR)
 		throw Error(EISDIR, "'" + path + "': is a directory (rmdir removes those)");
-	Stmt(db_, "DELETE FROM dentry WHERE parent = ? AND name = ?").bind(1, f.parent).bind(2, f.name).step();
-	Stmt(db_, "DELETE FROM inode WHERE ino = ?").bind(1, f.ino).step();
+	remove(f);
 	t.commit();
 	return a;
 }
@@ -383,8 +394,7 @@ Attr Meta::rename(const std::string &from, const std::string &to)
 		} else {
 			replaced = da;
 		}
-		Stmt(db_, "DELETE FROM dentry WHERE parent = ? AND name = ?").bind(1, dst.parent).bind(2, dst.name).step();
-		Stmt(db_, "DELETE FROM inode WHERE ino = ?").bind(1, dst.ino).step();
+		remove(dst);
 	}
 	Stmt(db_, "UPDATE dentry SET parent = ?, name = ? WHERE parent = ? AND name = ?")
 		.bind(1, dst.parent)
@@ -410,7 +420,11 @@ Attr Meta::setstripe(const std::string &path, uint64_t stripe_size, uint32_t str
 	uint64_t ss = stripe_size ? stripe_size : a.layout.stripe_size;
 	uint32_t sc = stripe_count || all ? stripe_count : a.layout.stripe_count;
 	layout_validate(ss, sc, nservers_);
-	Stmt(db_, "UPDATE inode SET ss = ?, sc = ? WHERE ino = ?").bind(1, ss).bind(2, sc).bind(3, f.ino).step();
+	Stmt(db_, "UPDATE inode SET ss = ?, sc = ? WHERE ino = ?")
+		.bind(1, ss)
+		.bind(2, sc)
+		.bind(3, f.ino)
+		.step();
 	a = attr(f.ino);
 	t.commit();
 	return a;

@@ -71,6 +71,8 @@ private:
 	Attr attr(uint64_t ino);
 	uint64_t child(uint64_t dir, const std::string &name);
 	void exec(const char *sql);
+	/* Drops the entry and its inode (within a transaction). */
+	void remove(const Found &f);
 	Attr insert(uint64_t parent, const std::string &name, Type type, uint32_t mode,
 		    const Layout &layout);
 

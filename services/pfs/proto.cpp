@@ -1,63 +1,205 @@
 /*
  * proto.cpp: the request and reply encoding of proto.hpp.
+ *
+ * Each message's fields are listed once (request_fields, reply_fields) and
+ * walked by Out, which writes them, or In, which reads them back, so the
+ * two directions cannot disagree.
  */
 #include "proto.hpp"
 
 #include <cerrno>
+#include <type_traits>
 
 #include "common/codec.hpp"
 #include "error.hpp"
 
 namespace pfs {
 
-using svc::Reader;
-using svc::Writer;
-
 namespace {
 
 constexpr const char *kRequest = "pfs request";
 constexpr const char *kReply = "pfs reply";
 
-void attr_put(Writer &w, const Attr &a)
+/* Integers, enums and flags go as 1, 4 or 8 bytes, as their type is wide. */
+template <typename T> constexpr bool kWire = sizeof(T) == 1 || sizeof(T) == 4 || sizeof(T) == 8;
+
+class Out {
+public:
+	static constexpr bool reading = false;
+	template <typename T> void num(const T &v)
+	{
+		static_assert(kWire<T>);
+		if constexpr (sizeof(T) == 1)
+			w_.u8(static_cast<uint8_t>(v));
+		else if constexpr (sizeof(T) == 4)
+			w_.u32(static_cast<uint32_t>(v));
+		else
+			w_.u64(static_cast<uint64_t>(v));
+	}
+	void str(std::string_view s) { w_.str(s); }
+	std::string take() { return w_.take(); }
+
+private:
+	svc::Writer w_;
+};
+
+class In {
+public:
+	static constexpr bool reading = true;
+	In(std::string_view frame, const char *what) : r_(frame, what), what_(what) {}
+	template <typename T> void num(T &v)
+	{
+		static_assert(kWire<T>);
+		if constexpr (sizeof(T) == 1)
+			v = static_cast<T>(r_.u8());
+		else if constexpr (sizeof(T) == 4)
+			v = static_cast<T>(r_.u32());
+		else
+			v = static_cast<T>(r_.u64());
+		if constexpr (std::is_same_v<T, Type>)
+			if (v != Type::REG && v != Type::DIR)
+				throw Error(EPROTO, std::string(what_) + ": file type " +
+							    std::to_string(static_cast<int>(v)) +
+							    " (expected 1 or 2)");
+	}
+	void str(std::string &s) { s = r_.str(); }
+	void str(std::string_view &s) { s = r_.view(); }
+	/* How many of n items of at least min bytes can be left. */
+	void count(uint32_t n, size_t min) const
+	{
+		if (n > r_.left() / min)
+			throw Error(EPROTO, std::string(what_) + ": " + std::to_string(n) +
+						    " entries cannot fit");
+	}
+	void done() const { r_.done(); }
+
+private:
+	svc::Reader r_;
+	const char *what_;
+};
+
+/* Q is Request (reading) or const Request (writing); the header is apart. */
+template <typename IO, typename Q> void request_fields(IO &io, Q &q)
 {
-	w.u64(a.ino);
-	w.u8(static_cast<uint8_t>(a.type));
-	w.u32(a.mode);
-	w.u64(a.mtime_ns);
-	w.u64(a.layout.stripe_size);
-	w.u32(a.layout.stripe_count);
-	w.u32(a.layout.stripe_start);
+	switch (q.op) {
+	case Op::HELLO:
+		io.str(q.data);
+		break;
+	case Op::STATS:
+		break;
+	case Op::WRITE:
+		io.num(q.ino);
+		io.num(q.offset);
+		io.str(q.data);
+		break;
+	case Op::READ:
+		io.num(q.ino);
+		io.num(q.offset);
+		io.num(q.length);
+		break;
+	case Op::TRUNC:
+		io.num(q.ino);
+		io.num(q.offset);
+		break;
+	case Op::GETSIZE:
+	case Op::DESTROY:
+	case Op::FSYNC:
+		io.num(q.ino);
+		break;
+	case Op::CREATE:
+	case Op::SETSTRIPE:
+		io.str(q.path);
+		if (q.op == Op::CREATE) {
+			io.num(q.mode);
+			io.num(q.excl);
+		}
+		io.num(q.stripe_size);
+		io.num(q.stripe_count);
+		io.num(q.stripe_all);
+		break;
+	case Op::MKDIR:
+		io.str(q.path);
+		io.num(q.mode);
+		break;
+	case Op::RENAME:
+		io.str(q.path);
+		io.str(q.path2);
+		break;
+	case Op::LOOKUP:
+	case Op::RMDIR:
+	case Op::READDIR:
+	case Op::UNLINK:
+		io.str(q.path);
+		break;
+	}
 }
 
-Type type_get(Reader &r, const char *what)
+template <typename IO, typename A> void attr_fields(IO &io, A &a)
 {
-	uint8_t t = r.u8();
-	if (t != static_cast<uint8_t>(Type::REG) && t != static_cast<uint8_t>(Type::DIR))
-		throw Error(EPROTO, std::string(what) + ": file type " + std::to_string(t) +
-					    " (expected 1 or 2)");
-	return static_cast<Type>(t);
+	io.num(a.ino);
+	io.num(a.type);
+	io.num(a.mode);
+	io.num(a.mtime_ns);
+	io.num(a.layout.stripe_size);
+	io.num(a.layout.stripe_count);
+	io.num(a.layout.stripe_start);
 }
 
-Attr attr_get(Reader &r)
+/* The results of a successful reply. */
+template <typename IO, typename R> void reply_fields(IO &io, R &p)
 {
-	Attr a;
-	a.ino = r.u64();
-	a.type = type_get(r, kReply);
-	a.mode = r.u32();
-	a.mtime_ns = r.u64();
-	a.layout.stripe_size = r.u64();
-	a.layout.stripe_count = r.u32();
-	a.layout.stripe_start = r.u32();
-	return a;
+	switch (p.op) {
+	case Op::HELLO:
+		io.num(p.value);
+		io.num(p.index);
+		io.num(p.servers);
+		break;
+	case Op::STATS:
+		io.str(p.data);
+		break;
+	case Op::READ:
+		io.num(p.value);
+		io.str(p.data);
+		break;
+	case Op::WRITE:
+	case Op::GETSIZE:
+		io.num(p.value);
+		break;
+	case Op::TRUNC:
+	case Op::DESTROY:
+	case Op::FSYNC:
+	case Op::RMDIR:
+		break;
+	case Op::READDIR: {
+		uint32_t n = static_cast<uint32_t>(p.entries.size());
+		io.num(n);
+		if constexpr (IO::reading) {
+			io.count(n, 4 + 8 + 1);
+			p.entries.resize(n);
+		}
+		for (auto &e : p.entries) {
+			io.str(e.name);
+			io.num(e.ino);
+			io.num(e.type);
+		}
+		break;
+	}
+	case Op::LOOKUP:
+	case Op::CREATE:
+	case Op::MKDIR:
+	case Op::UNLINK:
+	case Op::RENAME:
+	case Op::SETSTRIPE:
+		attr_fields(io, p.attr);
+		break;
+	}
 }
 
-Op op_get(Reader &r, const char *what)
+void check_op(uint8_t op, const char *what)
 {
-	uint8_t op = r.u8();
 	if (op < 1 || op > kOpLast)
 		throw Error(EPROTO, std::string(what) + " of unknown op " + std::to_string(op) +
 					    " (expected 1-" + std::to_string(kOpLast) + ")");
-	return static_cast<Op>(op);
 }
 
 } // namespace
@@ -87,264 +229,72 @@ const char *op_name(Op op) noexcept
 
 std::string request_encode(const Request &q)
 {
-	Writer w;
-	w.u8(static_cast<uint8_t>(q.op));
-	w.u32(q.client);
-	w.u64(q.call);
-	switch (q.op) {
-	case Op::HELLO:
-		w.str(q.data);
-		break;
-	case Op::STATS:
-		break;
-	case Op::WRITE:
-		w.u64(q.ino);
-		w.u64(q.offset);
-		w.str(q.data);
-		break;
-	case Op::READ:
-		w.u64(q.ino);
-		w.u64(q.offset);
-		w.u64(q.length);
-		break;
-	case Op::TRUNC:
-		w.u64(q.ino);
-		w.u64(q.offset);
-		break;
-	case Op::GETSIZE:
-	case Op::DESTROY:
-	case Op::FSYNC:
-		w.u64(q.ino);
-		break;
-	case Op::CREATE:
-		w.str(q.path);
-		w.u32(q.mode);
-		w.u8(q.excl);
-		w.u64(q.stripe_size);
-		w.u32(q.stripe_count);
-		w.u8(q.stripe_all);
-		break;
-	case Op::SETSTRIPE:
-		w.str(q.path);
-		w.u64(q.stripe_size);
-		w.u32(q.stripe_count);
-		w.u8(q.stripe_all);
-		break;
-	case Op::MKDIR:
-		w.str(q.path);
-		w.u32(q.mode);
-		break;
-	case Op::RENAME:
-		w.str(q.path);
-		w.str(q.path2);
-		break;
-	case Op::LOOKUP:
-	case Op::RMDIR:
-	case Op::READDIR:
-	case Op::UNLINK:
-		w.str(q.path);
-		break;
-	}
-	return w.take();
+	Out o;
+	o.num(q.op);
+	o.num(q.client);
+	o.num(q.call);
+	request_fields(o, q);
+	return o.take();
 }
 
 Request request_header(std::string_view frame)
 {
-	Reader r(frame, kRequest);
+	In in(frame, kRequest);
 	Request q;
-	q.op = static_cast<Op>(r.u8());
-	q.client = r.u32();
-	q.call = r.u64();
+	in.num(q.op);
+	in.num(q.client);
+	in.num(q.call);
 	return q;
 }
 
 Request request_decode(std::string_view frame)
 {
-	Reader r(frame, kRequest);
+	In in(frame, kRequest);
 	Request q;
-	q.op = op_get(r, kRequest);
-	q.client = r.u32();
-	q.call = r.u64();
-	switch (q.op) {
-	case Op::HELLO:
-		q.data = r.view();
-		break;
-	case Op::STATS:
-		break;
-	case Op::WRITE:
-		q.ino = r.u64();
-		q.offset = r.u64();
-		q.data = r.view();
-		break;
-	case Op::READ:
-		q.ino = r.u64();
-		q.offset = r.u64();
-		q.length = r.u64();
-		break;
-	case Op::TRUNC:
-		q.ino = r.u64();
-		q.offset = r.u64();
-		break;
-	case Op::GETSIZE:
-	case Op::DESTROY:
-	case Op::FSYNC:
-		q.ino = r.u64();
-		break;
-	case Op::CREATE:
-		q.path = r.str();
-		q.mode = r.u32();
-		q.excl = r.u8();
-		q.stripe_size = r.u64();
-		q.stripe_count = r.u32();
-		q.stripe_all = r.u8();
-		break;
-	case Op::SETSTRIPE:
-		q.path = r.str();
-		q.stripe_size = r.u64();
-		q.stripe_count = r.u32();
-		q.stripe_all = r.u8();
-		break;
-	case Op::MKDIR:
-		q.path = r.str();
-		q.mode = r.u32();
-		break;
-	case Op::RENAME:
-		q.path = r.str();
-		q.path2 = r.str();
-		break;
-	case Op::LOOKUP:
-	case Op::RMDIR:
-	case Op::READDIR:
-	case Op::UNLINK:
-		q.path = r.str();
-		break;
-	}
-	r.done();
+	in.num(q.op);
+	check_op(static_cast<uint8_t>(q.op), kRequest);
+	in.num(q.client);
+	in.num(q.call);
+	request_fields(in, q);
+	in.done();
 	return q;
 }
 
 std::string reply_encode(const Reply &p)
 {
-	Writer w;
-	w.u8(static_cast<uint8_t>(p.op));
-	w.u64(p.call);
-	w.u32(static_cast<uint32_t>(p.errnum));
-	w.str(p.error);
-	if (p.errnum)
-		return w.take();
-	switch (p.op) {
-	case Op::HELLO:
-		w.u64(p.value);
-		w.u32(p.index);
-		w.u32(p.servers);
-		break;
-	case Op::STATS:
-		w.str(p.data);
-		break;
-	case Op::READ:
-		w.u64(p.value);
-		w.str(p.data);
-		break;
-	case Op::WRITE:
-	case Op::GETSIZE:
-		w.u64(p.value);
-		break;
-	case Op::TRUNC:
-	case Op::DESTROY:
-	case Op::FSYNC:
-	case Op::RMDIR:
-		break;
-	case Op::READDIR:
-		w.u32(static_cast<uint32_t>(p.entries.size()));
-		for (const auto &e : p.entries) {
-			w.str(e.name);
-			w.u64(e.ino);
-			w.u8(static_cast<uint8_t>(e.type));
-		}
-		break;
-	case Op::LOOKUP:
-	case Op::CREATE:
-	case Op::MKDIR:
-	case Op::UNLINK:
-	case Op::RENAME:
-	case Op::SETSTRIPE:
-		attr_put(w, p.attr);
-		break;
-	}
-	return w.take();
+	Out o;
+	o.num(p.op);
+	o.num(p.call);
+	o.num(p.errnum);
+	o.str(p.error);
+	if (!p.errnum)
+		reply_fields(o, p);
+	return o.take();
 }
 
 uint64_t reply_call(std::string_view frame)
 {
-	Reader r(frame, kReply);
-	r.u8();
-	return r.u64();
+	In in(frame, kReply);
+	Reply p;
+	in.num(p.op);
+	in.num(p.call);
+	return p.call;
 }
 
 Reply reply_decode(std::string_view frame)
 {
-	Reader r(frame, kReply);
+	In in(frame, kReply);
 	Reply p;
-	uint8_t op = r.u8();
-	p.call = r.u64();
-	p.errnum = static_cast<int32_t>(r.u32());
-	p.error = r.str();
+	in.num(p.op);
+	in.num(p.call);
+	in.num(p.errnum);
+	in.str(p.error);
 	/* A refusal echoes whatever op the request had, known or not. */
-	p.op = static_cast<Op>(op);
-	if (p.errnum) {
-		r.done();
-		return p;
+	if (!p.errnum) {
+		check_op(static_cast<uint8_t>(p.op), kReply);
+		reply_fields(in, p);
 	}
-	if (op < 1 || op > kOpLast)
-		throw Error(EPROTO, std::string(kReply) + " of unknown op " + std::to_string(op) +
-					    " (expected 1-" + std::to_string(kOpLast) + ")");
-	switch (p.op) {
-	case Op::HELLO:
-		p.value = r.u64();
-		p.index = r.u32();
-		p.servers = r.u32();
-		break;
-	case Op::STATS:
-		p.data = r.str();
-		break;
-	case Op::READ:
-		p.value = r.u64();
-		p.data = r.str();
-		break;
-	case Op::WRITE:
-	case Op::GETSIZE:
-		p.value = r.u64();
-		break;
-	case Op::TRUNC:
-	case Op::DESTROY:
-	case Op::FSYNC:
-	case Op::RMDIR:
-		break;
-	case Op::READDIR: {
-		uint32_t n = r.u32();
-		/* Each entry takes at least 13 bytes: bounds a bad count. */
-		if (n > r.left() / 13)
-			throw Error(EPROTO, std::string(kReply) + ": " + std::to_string(n) +
-						    " directory entries cannot fit");
-		for (uint32_t i = 0; i < n; i++) {
-			Dirent e;
-			e.name = r.str();
-			e.ino = r.u64();
-			e.type = type_get(r, kReply);
-			p.entries.push_back(std::move(e));
-		}
-		break;
-	}
-	case Op::LOOKUP:
-	case Op::CREATE:
-	case Op::MKDIR:
-	case Op::UNLINK:
-	case Op::RENAME:
-	case Op::SETSTRIPE:
-		p.attr = attr_get(r);
-		break;
-	}
-	r.done();
+	in.done();
 	return p;
 }
 

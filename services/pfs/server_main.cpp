@@ -16,7 +16,6 @@
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
 #include <getopt.h>
@@ -25,6 +24,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/options.hpp"
 #include "error.hpp"
 #include "instance.hpp"
 #include "server.hpp"
@@ -46,18 +46,6 @@ std::atomic<bool> stop{false};
 void on_signal(int)
 {
 	stop = true;
-}
-
-uint64_t number(const char *opt, const char *arg, uint64_t min, uint64_t max)
-{
-	char *end;
-	errno = 0;
-	unsigned long long v = std::strtoull(arg, &end, 10);
-	if (errno || end == arg || *end || *arg == '-' || v < min || v > max)
-		throw pfs::Error(EINVAL, std::string("bad value '") + arg + "' for --" + opt +
-						 ": expected an integer from " + std::to_string(min) +
-						 " to " + std::to_string(max));
-	return v;
 }
 
 /* Holds dir/lock for the life of the process; refuses a second server. */
@@ -94,24 +82,24 @@ int serve(int argc, char **argv)
 	pfs::ServerConfig cfg;
 	std::string instance;
 	bool have_index = false, have_servers = false;
-	if (const char *p = std::getenv("LOGGP_PROVIDER"); p && *p)
-		cfg.provider = p;
+	cfg.provider = svc::default_provider();
 	int c;
 	while ((c = getopt_long(argc, argv, "", opts, nullptr)) != -1) {
 		switch (c) {
 		case 'i': instance = optarg; break;
 		case 'x':
-			cfg.index = static_cast<uint32_t>(number("index", optarg, 0, 1023));
+			cfg.index = static_cast<uint32_t>(svc::option_number("index", optarg, 0, 1023));
 			have_index = true;
 			break;
 		case 'n':
-			cfg.servers = static_cast<uint32_t>(number("servers", optarg, 1, 1024));
+			cfg.servers = static_cast<uint32_t>(
+				svc::option_number("servers", optarg, 1, 1024));
 			have_servers = true;
 			break;
 		case 'p': cfg.provider = optarg; break;
-		case 'c': cfg.capacity = number("capacity", optarg, 1, UINT64_MAX); break;
+		case 'c': cfg.capacity = svc::option_number("capacity", optarg, 1, UINT64_MAX); break;
 		case 't':
-			cfg.ttl = std::chrono::seconds(number("timeout", optarg, 1, 86400));
+			cfg.ttl = std::chrono::seconds(svc::option_number("timeout", optarg, 1, 86400));
 			break;
 		case 'h': std::fputs(usage, stdout); return 0;
 		default: std::fputs(usage, stderr); return 2;

@@ -22,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/fabric.hpp"
+#include "common/options.hpp"
 #include "error.hpp"
 #include "instance.hpp"
 #include "proto.hpp"
@@ -33,8 +34,7 @@ namespace {
 constexpr auto kWait = std::chrono::seconds(10);
 
 struct Peer {
-	svc::Fabric f{std::getenv("LOGGP_PROVIDER") ? std::getenv("LOGGP_PROVIDER") : "tcp;ofi_rxm",
-		      0, std::chrono::seconds(10)};
+	svc::Fabric f{svc::default_provider(), 0, std::chrono::seconds(10)};
 	uint32_t server = 0;
 	std::map<uint64_t, Reply> replies;
 
