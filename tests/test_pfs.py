@@ -276,7 +276,7 @@ def test_missing_server_is_one_line_naming_it(tmp_path: Path) -> None:
     inst = Instance(tmp_path, 3, base_env())
     try:
         inst.kill9(2)  # its .addr file stays behind: the server is silent
-        line = one_line(cli(inst, "ls", "/", timeout_ms=1000), 3, "pfs server 2", "1 s")
+        line = one_line(cli(inst, "ls", "/", timeout_ms=1000), 3, "pfs server 2")
         assert line.startswith("loggp-pfs: connect: ")
         os.unlink(inst.dir / "server-2.addr")  # never started: no address at all
         one_line(cli(inst, "ls", "/"), 3, "pfs server 2: no address in", "is it running?")
@@ -343,10 +343,14 @@ def readlat_min(tmp_path: Path, shimmed: ShimEnv) -> float:
 
 
 def test_latency_adds_to_a_4k_read(tmp_path: Path, shim) -> None:
-    base = min(readlat_min(tmp_path / f"b{k}", shim(**ZERO_KNOBS)) for k in range(2))
-    slow = min(readlat_min(tmp_path / f"s{k}", shim(latency="100us")) for k in range(2))
+    # Rounds interleaved, so a neighbour's load on the 2 cores inflates
+    # neither side's minimum alone.
+    base, slow = [], []
+    for k in range(3):
+        base.append(readlat_min(tmp_path / f"b{k}", shim(**ZERO_KNOBS)))
+        slow.append(readlat_min(tmp_path / f"s{k}", shim(latency="100us")))
     # A request and its reply each wait ΔL.
-    assert slow - base >= 2 * 100.0, (base, slow)
+    assert min(slow) - min(base) >= 2 * 100.0, (base, slow)
 
 
 def test_cli_namespace_counters_and_restart(instance: Instance, tmp_path: Path) -> None:
