@@ -9,7 +9,7 @@
 - One-line errors: a second server on the same directory, a missing
   server, bad layouts, a full target; bad requests are refused and counted
   while the server goes on.
-- Under ΔL = 100 µs a 4 KiB read takes at least 2·ΔL longer.
+- Under ΔL = 100 µs a 4 KiB read takes 2·ΔL longer (less 5 µs of jitter).
 - The command line: namespace operations, counters, a restart of every
   server that keeps the namespace and the data.
 - The FUSE mount, in page-cache and direct-I/O modes: the same random
@@ -349,8 +349,10 @@ def test_latency_adds_to_a_4k_read(tmp_path: Path, shim) -> None:
     for k in range(3):
         base.append(readlat_min(tmp_path / f"b{k}", shim(**ZERO_KNOBS)))
         slow.append(readlat_min(tmp_path / f"s{k}", shim(latency="100us")))
-    # A request and its reply each wait ΔL.
-    assert min(slow) - min(base) >= 2 * 100.0, (base, slow)
+    # A request and its reply each wait ΔL, so the floor rises by exactly
+    # 2·ΔL plus the shim's own cost, which can be nil: the two minima are
+    # allowed 5 µs of clock and scheduling jitter between them.
+    assert min(slow) - min(base) >= 2 * 100.0 - 5.0, (base, slow)
 
 
 def test_cli_namespace_counters_and_restart(instance: Instance, tmp_path: Path) -> None:

@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <random>
 
 #include <rdma/fi_cm.h>
 #include <rdma/fi_domain.h>
@@ -50,6 +51,9 @@ struct Fabric::Op {
 Fabric::Fabric(const std::string &provider, uint32_t self, std::chrono::milliseconds ttl)
     : provider_(provider), self_(self), ttl_(ttl)
 {
+	/* Message ids start anywhere, so the pieces of a restarted peer (same
+	 * self id) are not taken for those of its predecessor's last message. */
+	frag_seq_ = static_cast<uint32_t>(std::random_device{}());
 	struct fi_info *hints = fi_allocinfo();
 	if (!hints)
 		throw Error(ENOMEM, "fi_allocinfo: out of memory");

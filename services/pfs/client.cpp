@@ -17,7 +17,8 @@
 namespace pfs {
 
 Client::Client(const ClientConfig &cfg)
-    : cfg_(cfg), fabric_(cfg.provider.empty() ? svc::default_provider() : cfg.provider, 0, cfg.timeout)
+    : cfg_(cfg),
+      fabric_(cfg.provider.empty() ? svc::default_provider() : cfg.provider, 0, cfg.timeout)
 {
 	cfg_.provider = fabric_.provider();
 	if (cfg_.max_inflight < 1)
@@ -26,12 +27,11 @@ Client::Client(const ClientConfig &cfg)
 	srv_.resize(1);
 	thread_ = std::thread([this] { run(); });
 	try {
-		/* Server 0 hands out the id and the count; then the others. */
+		/* Server 0 hands out the id and the count (the progress thread
+		 * sets id_ and nservers_ before it answers); then the others. */
 		Request hello;
 		hello.op = Op::HELLO;
-		Reply r = call(0, hello);
-		nservers_ = r.servers;
-		id_ = static_cast<uint32_t>(r.value);
+		call(0, hello);
 		std::vector<std::future<Reply>> rest;
 		for (uint32_t s = 1; s < nservers_; s++) {
 			auto p = std::make_shared<std::promise<Reply>>();
