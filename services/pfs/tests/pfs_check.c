@@ -231,6 +231,11 @@ static int fsx(void)
 		pfs_close(f[i]);
 		pfs_disconnect(c[i]);
 	}
+	for (unsigned i = 0; i < AIO_BATCH; i++)
+		free(abuf[i]);
+	free(buf);
+	free(rbuf);
+	free(model);
 	printf("{\"pfs_check\": \"fsx\", \"ok\": %s, \"failures\": %d, \"ops\": %u, "
 	       "\"writes\": %u, \"reads\": %u, \"truncates\": %u, \"stats\": %u, "
 	       "\"fsyncs\": %u, \"aio_batches\": %u, \"size\": %" PRIu64 "}\n",
@@ -256,6 +261,8 @@ static int writer(void)
 		if ((ret = pfs_pwrite(f, buf, BLOCK, off)) != BLOCK ||
 		    ((off / BLOCK) % 4 == 3 && (ret = pfs_fsync(f)))) {
 			printf("error %ld %s\n", -ret, pfs_errmsg());
+			pfs_close(f);
+			pfs_disconnect(p);
 			return 1;
 		}
 		if ((off / BLOCK) % 4 == 3)
@@ -282,6 +289,7 @@ static int verify(void)
 	int ok = (uint64_t)n == bytes_acked && !bad;
 	printf("{\"pfs_check\": \"verify\", \"ok\": %s, \"bytes\": %zd, \"expected\": %" PRIu64
 	       ", \"bad_bytes\": %" PRIu64 "}\n", ok ? "true" : "false", n, bytes_acked, bad);
+	free(buf);
 	pfs_close(f);
 	pfs_disconnect(p);
 	return !ok;
@@ -316,6 +324,7 @@ static int readlat(void)
 	qsort(t, nops, sizeof *t, cmp_double);
 	printf("{\"pfs_check\": \"readlat\", \"ok\": true, \"reads\": %u, \"min_us\": %.1f, "
 	       "\"median_us\": %.1f}\n", nops, t[0], t[nops / 2]);
+	free(t);
 	pfs_close(f);
 	pfs_disconnect(p);
 	return 0;
