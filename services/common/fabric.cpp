@@ -286,8 +286,9 @@ void Fabric::expire_partial()
 			++it;
 			continue;
 		}
-		errors_.emplace_back(static_cast<uint32_t>(it->first >> 32),
-				     "dropped a message missing pieces after the timeout");
+		errors_.emplace_back(UINT32_MAX, "dropped a message from sender " +
+							 std::to_string(it->first >> 32) +
+							 " missing pieces after the timeout");
 		it = partial_.erase(it);
 	}
 }
@@ -304,9 +305,10 @@ void Fabric::on_piece(const Op &op, size_t len, const MsgFn &on_msg)
 	 * length that disagrees with the first piece's, is not ours. */
 	if (total <= kFragData || total > kMaxMessage || off % kFragData || off >= total ||
 	    n != std::min<size_t>(kFragData, total - off)) {
-		errors_.emplace_back(src, "malformed message piece (" + std::to_string(off) +
-						  "+" + std::to_string(n) + " of " +
-						  std::to_string(total) + "), dropped");
+		errors_.emplace_back(UINT32_MAX, "malformed message piece from sender " +
+							 std::to_string(src) + " (" +
+							 std::to_string(off) + "+" + std::to_string(n) +
+							 " of " + std::to_string(total) + "), dropped");
 		return;
 	}
 	uint64_t key = (uint64_t(src) << 32) | id;
@@ -317,8 +319,8 @@ void Fabric::on_piece(const Op &op, size_t len, const MsgFn &on_msg)
 		p.seen.assign((total + kFragData - 1) / kFragData, false);
 		p.first = std::chrono::steady_clock::now();
 	} else if (p.buf.size() != total) {
-		errors_.emplace_back(src, "message piece disagrees with its message's length, "
-					  "dropped");
+		errors_.emplace_back(UINT32_MAX, "message piece from sender " + std::to_string(src) +
+						 " disagrees with its message's length, dropped");
 		return;
 	}
 	size_t idx = off / kFragData;

@@ -81,9 +81,9 @@ public:
 	void send(uint32_t peer, std::string bytes);
 	/*
 	 * Reaps completions, hands each received message to on_msg, retries
-	 * queued sends, and reports failed sends and dropped (malformed or
-	 * incomplete) messages to on_err, with the peer's number (for a
-	 * message in pieces: the sender's self id) or UINT32_MAX.
+	 * queued sends, and reports to on_err failed sends, with the peer's
+	 * number, and dropped (malformed or incomplete) messages, with
+	 * UINT32_MAX and a text that names the sender's self id where known.
 	 * Returns the number of completions handled.
 	 */
 	using MsgFn = std::function<void(std::string &&)>;

@@ -312,6 +312,8 @@ void Client::on_msg(std::string &&frame)
 
 void Client::on_fabric_error(uint32_t peer, const std::string &what)
 {
+	/* A send that failed fails its server; a reply dropped on receipt
+	 * (peer UINT32_MAX) leaves its call to time out. */
 	for (uint32_t s = 0; s < srv_.size(); s++)
 		if (srv_[s].peer == peer && peer != UINT32_MAX) {
 			server_failed(s, server_name(s) + " (" + addr_file(s) + "): " + what);
