@@ -19,7 +19,8 @@ DEB_PACKAGES = build-essential cmake ninja-build pkg-config \
 	libfabric-dev libfabric-bin openmpi-bin libopenmpi-dev \
 	python3-venv python3-dev prometheus prometheus-node-exporter \
 	libdpdk-dev dpdk dpdk-dev iperf3 iproute2 iputils-ping ethtool \
-	libssl-dev libsqlite3-dev nlohmann-json3-dev libgtest-dev httperf wrk
+	libssl-dev libsqlite3-dev nlohmann-json3-dev libgtest-dev httperf wrk \
+	fuse3 libfuse3-dev fio
 
 .PHONY: all deps venv build build-asan test test-c test-py run clean
 

@@ -10,35 +10,11 @@
 #include <cstdio>
 #include <sched.h>
 
+#include "common/calls.hpp"
+#include "common/pace.hpp"
 #include "error.hpp"
 
 namespace kvs {
-
-namespace {
-
-/*
- * Pacing of the broker's polls.  Providers are polled (fabric.hpp), so a
- * broker that has just done work polls back to back, yielding the CPU each
- * time (ranks oversubscribe the cores); once quiet for kSpinWindow it sleeps
- * between polls, longer the longer it has been idle, up to kMaxSleep.  A
- * client request ends the sleep at once (cv_).  The price: a message that
- * reaches a long-idle broker waits up to kMaxSleep; a busy one, a yield.
- */
-constexpr auto kSpinWindow = std::chrono::milliseconds(2);
-constexpr auto kMinSleep = std::chrono::microseconds(20);
-constexpr auto kMaxSleep = std::chrono::microseconds(1000);
-/* A client waits this much past the broker's own deadline before it
- * decides the broker thread itself is stuck. */
-constexpr auto kClientGrace = std::chrono::seconds(5);
-
-std::string seconds(std::chrono::milliseconds d)
-{
-	char buf[32];
-	std::snprintf(buf, sizeof buf, "%.3g s", d.count() / 1000.0);
-	return buf;
-}
-
-} // namespace
 
 Broker::Broker(const Config &cfg, uint32_t rank, uint32_t size)
     : cfg_(cfg), rank_(rank), size_(size), fabric_(cfg.provider, rank, cfg.timeout),
@@ -153,11 +129,12 @@ void Broker::run()
 
 void Broker::pace(Clock::duration idle)
 {
-	if (idle < kSpinWindow) {
+	/* A client request ends the sleep at once (cv_). */
+	auto sleep = svc::pace_sleep(idle);
+	if (sleep == Clock::duration::zero()) {
 		sched_yield();
 		return;
 	}
-	auto sleep = std::clamp<Clock::duration>(idle / 8, kMinSleep, kMaxSleep);
 	std::unique_lock lk(mu_);
 	cv_.wait_for(lk, sleep, [this] { return !incoming_.empty() || stopping_; });
 }
@@ -175,10 +152,10 @@ Reply Broker::call(ReqPtr req)
 		incoming_.push_back(req);
 	}
 	cv_.notify_one();
-	if (fut.wait_for(cfg_.timeout + kClientGrace) != std::future_status::ready)
+	if (fut.wait_for(cfg_.timeout + svc::kCallerGrace) != std::future_status::ready)
 		throw Error(ETIMEDOUT, "kvs broker " + std::to_string(rank_) +
 					       " did not answer within " +
-					       seconds(cfg_.timeout + kClientGrace));
+					       svc::seconds_text(cfg_.timeout + svc::kCallerGrace));
 	Reply r = fut.get();
 	if (r.errnum)
 		throw Error(r.errnum, r.error);
@@ -302,7 +279,7 @@ void Broker::check_timers()
 			std::string name = it->first;
 			Error e(ETIMEDOUT, std::to_string(b.count) + " of " +
 						   std::to_string(b.nprocs) +
-						   " participants joined within " + seconds(cfg_.timeout));
+						   " participants joined within " + svc::seconds_text(cfg_.timeout));
 			fences_.erase(it);
 			fence_fail(name, e);
 		}
@@ -316,7 +293,7 @@ void Broker::check_timers()
 			continue;
 		}
 		fail(it->second, ETIMEDOUT,
-		     "fence '" + it->first + "': no new root within " + seconds(cfg_.timeout) +
+		     "fence '" + it->first + "': no new root within " + svc::seconds_text(cfg_.timeout) +
 			     (rank_ ? " (participants missing, or " + parent + " or the root"
 					      " broker is not answering); its outcome is unknown:"
 					      " the root may still apply it" :
@@ -325,7 +302,7 @@ void Broker::check_timers()
 	}
 	auto no_answer = [&](const std::string &ref) {
 		return "no answer from " + parent + " (parent of broker " + std::to_string(rank_) +
-		       ") for object " + ref + " within " + seconds(cfg_.timeout);
+		       ") for object " + ref + " within " + svc::seconds_text(cfg_.timeout);
 	};
 	for (auto it = loads_.begin(); it != loads_.end();) {
 		if (now < it->second.deadline) {
@@ -361,7 +338,7 @@ void Broker::check_timers()
 			++it;
 			continue;
 		}
-		fail(*it, ETIMEDOUT, "waited " + seconds(cfg_.timeout) + " for " +
+		fail(*it, ETIMEDOUT, "waited " + svc::seconds_text(cfg_.timeout) + " for " +
 					     (*it)->waiting_for);
 		it = version_waiters_.erase(it);
 	}

@@ -2,7 +2,7 @@
  * broker.hpp: one KVS broker, the per-rank daemon of the store.
  *
  * Brokers form a tree overlay (rank 0 the root, parent of r is (r-1)/fanout)
- * and talk over libfabric (fabric.hpp).  Each runs one thread that owns all
+ * and talk over libfabric (services/common/fabric.hpp).  Each runs one thread that owns all
  * of its state: the content cache (the root's is the authoritative store,
  * optionally backed by SQLite), the current root reference, fences in
  * progress and objects being faulted in.  Clients in the same process call
@@ -44,14 +44,17 @@
 #include <vector>
 
 #include "apply.hpp"
+#include "common/fabric.hpp"
 #include "content.hpp"
 #include "dirent.hpp"
 #include "error.hpp"
-#include "fabric.hpp"
 #include "proto.hpp"
 #include "txn.hpp"
 
 namespace kvs {
+
+using svc::Fabric;
+using svc::FabricStats;
 
 struct Config {
 	std::string provider = "tcp;ofi_rxm";

@@ -20,6 +20,7 @@
 
 #include <mpi.h>
 
+#include "common/options.hpp"
 #include "error.hpp"
 #include "instance.hpp"
 #include "sockserver.hpp"
@@ -43,18 +44,6 @@ struct Args {
 	kvs::Config cfg;
 };
 
-long number(const char *opt, const char *arg, long min, long max)
-{
-	char *end;
-	errno = 0;
-	long v = std::strtol(arg, &end, 10);
-	if (errno || end == arg || *end || v < min || v > max)
-		throw kvs::Error(EINVAL, std::string("bad value '") + arg + "' for --" + opt +
-						 ": expected an integer from " + std::to_string(min) +
-						 " to " + std::to_string(max));
-	return v;
-}
-
 Args parse(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -69,8 +58,7 @@ Args parse(int argc, char **argv)
 		{nullptr, 0, nullptr, 0},
 	};
 	Args a;
-	if (const char *p = std::getenv("LOGGP_PROVIDER"); p && *p)
-		a.cfg.provider = p;
+	a.cfg.provider = svc::default_provider();
 	opterr = 0;
 	int c;
 	while ((c = getopt_long(argc, argv, ":h", opts, nullptr)) != -1) {
@@ -78,14 +66,21 @@ Args parse(int argc, char **argv)
 		case 's': a.socket_dir = optarg; break;
 		case 'q': a.cfg.sqlite = optarg; break;
 		case 'p': a.cfg.provider = optarg; break;
-		case 'f': a.cfg.fanout = static_cast<uint32_t>(number("fanout", optarg, 1, 1024)); break;
+		case 'f':
+			a.cfg.fanout =
+				static_cast<uint32_t>(svc::option_number("fanout", optarg, 1, 1024));
+			break;
 		case 'i':
 			a.cfg.limits.inline_max =
-				static_cast<size_t>(number("inline-max", optarg, 1, 1 << 26));
+				static_cast<size_t>(svc::option_number("inline-max", optarg, 1, 1 << 26));
 			break;
-		case 't': a.cfg.timeout = std::chrono::seconds(number("timeout", optarg, 1, 86400)); break;
+		case 't':
+			a.cfg.timeout =
+				std::chrono::seconds(svc::option_number("timeout", optarg, 1, 86400));
+			break;
 		case 'e':
-			a.cfg.cache_expire = std::chrono::seconds(number("cache-expire", optarg, 0, 86400));
+			a.cfg.cache_expire = std::chrono::seconds(
+				svc::option_number("cache-expire", optarg, 0, 86400));
 			break;
 		case 'h': std::fputs(usage, stdout); std::exit(0);
 		case ':':

@@ -4,69 +4,17 @@
 #include "proto.hpp"
 
 #include <cerrno>
-#include <cstring>
 
+#include "common/codec.hpp"
 #include "error.hpp"
 
 namespace kvs {
 
+using svc::Writer;
+
 namespace {
 
-class Writer {
-public:
-	void u8(uint8_t v) { out_.push_back(static_cast<char>(v)); }
-	void u32(uint32_t v) { raw(&v, sizeof v); }
-	void u64(uint64_t v) { raw(&v, sizeof v); }
-	void str(std::string_view s)
-	{
-		u32(static_cast<uint32_t>(s.size()));
-		out_.append(s);
-	}
-	std::string take() { return std::move(out_); }
-
-private:
-	/* x86-64 and aarch64 Linux are little-endian, the wire order. */
-	void raw(const void *p, size_t n) { out_.append(static_cast<const char *>(p), n); }
-	std::string out_;
-};
-
-class Reader {
-public:
-	explicit Reader(std::string_view in) : in_(in) {}
-	uint8_t u8() { return static_cast<uint8_t>(take(1)[0]); }
-	uint32_t u32()
-	{
-		uint32_t v;
-		std::memcpy(&v, take(sizeof v).data(), sizeof v);
-		return v;
-	}
-	uint64_t u64()
-	{
-		uint64_t v;
-		std::memcpy(&v, take(sizeof v).data(), sizeof v);
-		return v;
-	}
-	std::string str() { return std::string(take(u32())); }
-	void done() const
-	{
-		if (!in_.empty())
-			throw Error(EPROTO, "broker message: " + std::to_string(in_.size()) +
-						    " trailing bytes");
-	}
-
-private:
-	std::string_view take(size_t n)
-	{
-		if (n > in_.size())
-			throw Error(EPROTO, "broker message truncated: needed " +
-						    std::to_string(n) + " more bytes, " +
-						    std::to_string(in_.size()) + " left");
-		std::string_view v = in_.substr(0, n);
-		in_.remove_prefix(n);
-		return v;
-	}
-	std::string_view in_;
-};
+constexpr const char *kWhat = "broker message";
 
 } // namespace
 
@@ -119,7 +67,7 @@ std::string msg_encode(const Msg &m)
 
 Msg msg_decode(std::string_view bytes)
 {
-	Reader r(bytes);
+	svc::Reader r(bytes, kWhat);
 	Msg m;
 	uint8_t type = r.u8();
 	m.type = static_cast<MsgType>(type);

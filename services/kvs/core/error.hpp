@@ -1,4 +1,5 @@
-// error.hpp - the one exception type of the KVS core library.
+// error.hpp - the one exception type of the KVS, svc::Error
+// (services/common/error.hpp) under the KVS's name.
 //
 // Every failure of loggp_kvs_core is thrown as kvs::Error, carrying an errno
 // value so the networked layer can forward it in a response unchanged:
@@ -9,18 +10,10 @@
 // what() is one line naming what is wrong and what is accepted.
 #pragma once
 
-#include <stdexcept>
-#include <string>
+#include "common/error.hpp"
 
 namespace kvs {
 
-class Error : public std::runtime_error {
-public:
-	Error(int errnum, const std::string& what);
-	int errnum() const noexcept { return errnum_; }
-
-private:
-	int errnum_;
-};
+using Error = svc::Error;
 
 } // namespace kvs

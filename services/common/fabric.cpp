@@ -1,10 +1,11 @@
 /*
- * fabric.cpp: the broker endpoint of fabric.hpp.
+ * fabric.cpp: the service endpoint of fabric.hpp.
  */
 #include "fabric.hpp"
 
 #include <cerrno>
 #include <cstring>
+#include <random>
 
 #include <rdma/fi_cm.h>
 #include <rdma/fi_domain.h>
@@ -14,7 +15,7 @@
 
 #include "error.hpp"
 
-namespace kvs {
+namespace svc {
 
 namespace {
 
@@ -22,7 +23,7 @@ constexpr uint64_t kTagCtrl = 1ULL << 62;
 constexpr size_t kCtrlRecvs = 64;
 constexpr uint8_t kFrameInline = 0;
 constexpr uint8_t kFrameFrag = 1;
-/* kind, sender's rank, message id, message length, offset of this piece */
+/* kind, sender's self id, message id, message length, offset of this piece */
 constexpr size_t kFragHeader = 1 + 4 + 4 + 4 + 4;
 constexpr size_t kFragData = Fabric::kCtrlMax - kFragHeader;
 /* Longest message accepted in pieces: bounds what a bad frame can allocate. */
@@ -47,9 +48,12 @@ struct Fabric::Op {
 	uint64_t tag = 0;
 };
 
-Fabric::Fabric(const std::string &provider, uint32_t rank, std::chrono::milliseconds ttl)
-    : provider_(provider), rank_(rank), ttl_(ttl)
+Fabric::Fabric(const std::string &provider, uint32_t self, std::chrono::milliseconds ttl)
+    : provider_(provider), self_(self), ttl_(ttl)
 {
+	/* Message ids start anywhere, so the pieces of a restarted peer (same
+	 * self id) are not taken for those of its predecessor's last message. */
+	frag_seq_ = static_cast<uint32_t>(std::random_device{}());
 	struct fi_info *hints = fi_allocinfo();
 	if (!hints)
 		throw Error(ENOMEM, "fi_allocinfo: out of memory");
@@ -74,7 +78,7 @@ Fabric::Fabric(const std::string &provider, uint32_t rank, std::chrono::millisec
 		cq_attr.format = FI_CQ_FORMAT_TAGGED;
 		cq_attr.size = 4096;
 		/* Polled: the blocking reads of shm and tcp;ofi_rxm (1.17) did
-		 * not wake reliably on arrivals; the broker paces its polls. */
+		 * not wake reliably on arrivals; the caller paces its polls. */
 		cq_attr.wait_obj = FI_WAIT_NONE;
 		if ((ret = fi_cq_open(domain_, &cq_attr, &cq_, nullptr)))
 			fail("fi_cq_open", ret);
@@ -143,14 +147,32 @@ std::string Fabric::address() const
 
 void Fabric::set_peers(const std::vector<std::string> &addrs)
 {
-	peers_.assign(addrs.size(), FI_ADDR_UNSPEC);
-	for (size_t i = 0; i < addrs.size(); i++) {
-		int ret = fi_av_insert(av_, addrs[i].data(), 1, &peers_[i], 0, nullptr);
-		if (ret != 1)
-			throw Error(EIO, "fi_av_insert of broker " + std::to_string(i) +
-						 "'s address failed: " +
-						 fi_strerror(ret < 0 ? -ret : FI_EINVAL));
-	}
+	peers_.clear();
+	for (const auto &a : addrs)
+		add_peer(a);
+}
+
+uint32_t Fabric::add_peer(const std::string &addr)
+{
+	fi_addr_t fa = FI_ADDR_UNSPEC;
+	int ret = fi_av_insert(av_, addr.data(), 1, &fa, 0, nullptr);
+	if (ret != 1)
+		throw Error(EIO, "fi_av_insert of peer " + std::to_string(peers_.size()) +
+					 "'s address failed: " +
+					 fi_strerror(ret < 0 ? -ret : FI_EINVAL));
+	peers_.push_back(fa);
+	return static_cast<uint32_t>(peers_.size() - 1);
+}
+
+size_t Fabric::drop_queued(uint32_t peer)
+{
+	auto it = queued_.find(peer);
+	if (it == queued_.end())
+		return 0;
+	size_t n = it->second.size();
+	queued_count_ -= n;
+	queued_.erase(it);
+	return n;
 }
 
 void Fabric::post_recv(std::unique_ptr<Op> op)
@@ -187,10 +209,10 @@ void Fabric::queue_frame(uint32_t peer, std::string frame)
 void Fabric::send(uint32_t peer, std::string bytes)
 {
 	if (peer >= peers_.size())
-		throw Error(EINVAL, "send to broker " + std::to_string(peer) + " of " +
+		throw Error(EINVAL, "send to peer " + std::to_string(peer) + " of " +
 					    std::to_string(peers_.size()));
 	if (bytes.size() > kMaxMessage)
-		throw Error(EFBIG, "broker message of " + std::to_string(bytes.size()) +
+		throw Error(EFBIG, "message of " + std::to_string(bytes.size()) +
 					   " bytes (at most " + std::to_string(kMaxMessage) + ")");
 	if (bytes.size() + 1 <= kCtrlMax) {
 		std::string frame;
@@ -204,7 +226,7 @@ void Fabric::send(uint32_t peer, std::string bytes)
 			uint32_t n = std::min<uint32_t>(kFragData, total - off);
 			std::string frame(kFragHeader, '\0');
 			frame[0] = static_cast<char>(kFrameFrag);
-			std::memcpy(&frame[1], &rank_, 4);
+			std::memcpy(&frame[1], &self_, 4);
 			std::memcpy(&frame[5], &id, 4);
 			std::memcpy(&frame[9], &total, 4);
 			std::memcpy(&frame[13], &off, 4);
@@ -264,8 +286,9 @@ void Fabric::expire_partial()
 			++it;
 			continue;
 		}
-		errors_.emplace_back(static_cast<uint32_t>(it->first >> 32),
-				     "dropped a message missing pieces after the timeout");
+		errors_.emplace_back(UINT32_MAX, "dropped a message from sender " +
+							 std::to_string(it->first >> 32) +
+							 " missing pieces after the timeout");
 		it = partial_.erase(it);
 	}
 }
@@ -282,9 +305,10 @@ void Fabric::on_piece(const Op &op, size_t len, const MsgFn &on_msg)
 	 * length that disagrees with the first piece's, is not ours. */
 	if (total <= kFragData || total > kMaxMessage || off % kFragData || off >= total ||
 	    n != std::min<size_t>(kFragData, total - off)) {
-		errors_.emplace_back(src, "malformed message piece (" + std::to_string(off) +
-						  "+" + std::to_string(n) + " of " +
-						  std::to_string(total) + "), dropped");
+		errors_.emplace_back(UINT32_MAX, "malformed message piece from sender " +
+							 std::to_string(src) + " (" +
+							 std::to_string(off) + "+" + std::to_string(n) +
+							 " of " + std::to_string(total) + "), dropped");
 		return;
 	}
 	uint64_t key = (uint64_t(src) << 32) | id;
@@ -295,8 +319,8 @@ void Fabric::on_piece(const Op &op, size_t len, const MsgFn &on_msg)
 		p.seen.assign((total + kFragData - 1) / kFragData, false);
 		p.first = std::chrono::steady_clock::now();
 	} else if (p.buf.size() != total) {
-		errors_.emplace_back(src, "message piece disagrees with its message's length, "
-					  "dropped");
+		errors_.emplace_back(UINT32_MAX, "message piece from sender " + std::to_string(src) +
+						 " disagrees with its message's length, dropped");
 		return;
 	}
 	size_t idx = off / kFragData;
@@ -403,4 +427,4 @@ size_t Fabric::progress(const MsgFn &on_msg, const ErrFn &on_err)
 	return handled;
 }
 
-} // namespace kvs
+} // namespace svc

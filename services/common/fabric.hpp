@@ -1,20 +1,29 @@
 /*
- * fabric.hpp: a broker's libfabric RDM endpoint (tagged messages).
+ * fabric.hpp: a service's libfabric RDM endpoint (tagged messages), shared by
+ * the KVS brokers and the PFS servers and clients.
  *
- * Every broker message travels as libfabric tagged sends, so FI_HOOK=loggp
+ * Every service message travels as libfabric tagged sends, so FI_HOOK=loggp
  * delays them like any other traffic of the fabric beneath.  Every send is at
  * most kCtrlMax bytes, one of the receives posted in advance: a longer
  * message goes as pieces that carry their offset and are reassembled by the
  * receiver.  kCtrlMax is ofi_rxm's eager limit, so no send takes its
  * rendezvous path (an unexpected rendezvous cost ~15 ms per message over
  * tcp;ofi_rxm here).  Messages between a pair of peers may be delivered out
- * of order (the protocol tolerates it).
+ * of order (the protocols tolerate it).
  *
- * Threading: one thread (the broker's) calls everything; progress() never
- * blocks, the caller paces its polls.
- * Errors: the constructor and set_peers() throw kvs::Error naming the
- * libfabric call and fi_strerror(); send errors found at completion are
- * handed to the error callback with the peer's rank.
+ * Peers are numbered by this endpoint: set_peers() numbers a fixed group in
+ * rank order (the KVS), add_peer() adds one at a time (a PFS server learns
+ * its clients' addresses from their first message).  Each endpoint has a
+ * self id that its pieces carry, so receivers keep the pieces of different
+ * senders apart: it must be unique among the senders a receiver hears
+ * (a rank, or an id a server handed out).
+ *
+ * Threading: one thread (the broker's, the server's, the client's progress
+ * thread) calls everything; progress() never blocks, the caller paces its
+ * polls (pace.hpp).
+ * Errors: the constructor, set_peers() and add_peer() throw svc::Error
+ * naming the libfabric call and fi_strerror(); send errors found at
+ * completion are handed to the error callback with the peer's number.
  */
 #pragma once
 
@@ -31,7 +40,7 @@
 #include <rdma/fabric.h>
 #include <rdma/fi_eq.h>
 
-namespace kvs {
+namespace svc {
 
 struct FabricStats {
 	uint64_t msgs_sent = 0;		/* libfabric sends (announce + payload = 2) */
@@ -45,17 +54,25 @@ class Fabric {
 public:
 	static constexpr size_t kCtrlMax = 16 * 1024;
 
-	/* Opens provider ("tcp;ofi_rxm", "shm", ...) for rank; a message whose
-	 * pieces have not all come within ttl is dropped (and reported). */
-	Fabric(const std::string &provider, uint32_t rank, std::chrono::milliseconds ttl);
+	/* Opens provider ("tcp;ofi_rxm", "shm", ...) with the given self id; a
+	 * message whose pieces have not all come within ttl is dropped (and
+	 * reported). */
+	Fabric(const std::string &provider, uint32_t self, std::chrono::milliseconds ttl);
 	~Fabric();
 	Fabric(const Fabric &) = delete;
 	Fabric &operator=(const Fabric &) = delete;
 
 	/* This endpoint's address, to be exchanged out of band. */
 	std::string address() const;
-	/* Every rank's address, in rank order. */
+	/* Every rank's address, in rank order: peer i is rank i. */
 	void set_peers(const std::vector<std::string> &addrs);
+	/* One more peer; returns its number. */
+	uint32_t add_peer(const std::string &addr);
+	/* The id later pieces carry (e.g. one a server handed out). */
+	void set_self(uint32_t self) { self_ = self; }
+	/* Drops sends to peer not yet handed to the provider (a peer found
+	 * dead); returns how many. */
+	size_t drop_queued(uint32_t peer);
 	const std::string &provider() const { return provider_; }
 
 	/* Queues bytes for peer; never blocks (progress() pushes the queue).
@@ -64,8 +81,9 @@ public:
 	void send(uint32_t peer, std::string bytes);
 	/*
 	 * Reaps completions, hands each received message to on_msg, retries
-	 * queued sends, and reports failed sends and dropped (malformed or
-	 * incomplete) messages to on_err, with the peer's rank or UINT32_MAX.
+	 * queued sends, and reports to on_err failed sends, with the peer's
+	 * number, and dropped (malformed or incomplete) messages, with
+	 * UINT32_MAX and a text that names the sender's self id where known.
 	 * Returns the number of completions handled.
 	 */
 	using MsgFn = std::function<void(std::string &&)>;
@@ -89,7 +107,7 @@ private:
 	void close() noexcept;
 
 	std::string provider_;
-	uint32_t rank_;
+	uint32_t self_;
 	struct fi_info *info_ = nullptr;
 	struct fid_fabric *fabric_ = nullptr;
 	struct fid_domain *domain_ = nullptr;
@@ -108,7 +126,7 @@ private:
 		size_t got = 0;
 		std::chrono::steady_clock::time_point first;
 	};
-	/* Messages in pieces, by sender rank << 32 | message id. */
+	/* Messages in pieces, by sender's self id << 32 | message id. */
 	std::unordered_map<uint64_t, Partial> partial_;
 	uint32_t frag_seq_ = 0;
 	std::chrono::milliseconds ttl_;
@@ -116,4 +134,4 @@ private:
 	FabricStats stats_;
 };
 
-} // namespace kvs
+} // namespace svc

@@ -1,0 +1,303 @@
+/*
+ * mount.c: the FUSE 3 file system of mount.h over the C API.
+ */
+#define FUSE_USE_VERSION 31
+
+#include "mount.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <fuse.h>
+#include <limits.h>
+#include <linux/fs.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+struct mount_ctx {
+	pfs_t *p;
+	int direct_io;
+};
+
+static struct mount_ctx *ctx(void)
+{
+	return fuse_get_context()->private_data;
+}
+
+static void to_stat(const struct pfs_attr *a, struct stat *st)
+{
+	memset(st, 0, sizeof *st);
+	st->st_ino = a->ino;
+	st->st_mode = (a->is_dir ? S_IFDIR : S_IFREG) | (a->mode & 07777);
+	st->st_nlink = a->is_dir ? 2 : 1;
+	st->st_uid = getuid();
+	st->st_gid = getgid();
+	st->st_size = (off_t)a->size;
+	st->st_blksize = a->stripe_size && a->stripe_size < (1u << 30) ? (blksize_t)a->stripe_size
+								       : 4096;
+	st->st_blocks = (blkcnt_t)((a->size + 511) / 512);
+	st->st_mtim.tv_sec = (time_t)(a->mtime_ns / 1000000000u);
+	st->st_mtim.tv_nsec = (long)(a->mtime_ns % 1000000000u);
+	st->st_ctim = st->st_mtim;
+	st->st_atim = st->st_mtim;
+}
+
+static pfs_file_t *file_of(struct fuse_file_info *fi)
+{
+	return (pfs_file_t *)(uintptr_t)fi->fh;
+}
+
+static int op_getattr(const char *path, struct stat *st, struct fuse_file_info *fi)
+{
+	struct pfs_attr a;
+	int ret = fi ? pfs_fstat(file_of(fi), &a) : pfs_stat(ctx()->p, path, &a);
+	if (!ret)
+		to_stat(&a, st);
+	return ret;
+}
+
+struct fill_arg {
+	void *buf;
+	fuse_fill_dir_t filler;
+};
+
+static int fill_one(void *arg, const char *name, uint64_t ino, int is_dir)
+{
+	struct fill_arg *f = arg;
+	struct stat st = {0};
+	/* An entry of inode 0 reads as deleted. */
+	st.st_ino = ino;
+	st.st_mode = is_dir ? S_IFDIR : S_IFREG;
+	return f->filler(f->buf, name, &st, 0, 0) ? 1 : 0;
+}
+
+static int op_readdir(const char *path, void *buf, fuse_fill_dir_t filler, off_t off,
+		      struct fuse_file_info *fi, enum fuse_readdir_flags flags)
+{
+	(void)off;
+	(void)fi;
+	(void)flags;
+	filler(buf, ".", NULL, 0, 0);
+	filler(buf, "..", NULL, 0, 0);
+	struct fill_arg f = {buf, filler};
+	int ret = pfs_readdir(ctx()->p, path, fill_one, &f);
+	return ret < 0 ? ret : 0;
+}
+
+static int op_mkdir(const char *path, mode_t mode)
+{
+	return pfs_mkdir(ctx()->p, path, mode);
+}
+
+static int op_rmdir(const char *path)
+{
+	return pfs_rmdir(ctx()->p, path);
+}
+
+static int op_unlink(const char *path)
+{
+	return pfs_unlink(ctx()->p, path);
+}
+
+static int op_rename(const char *from, const char *to, unsigned int flags)
+{
+	if (flags & RENAME_EXCHANGE)
+		return -EINVAL;
+	if (flags & RENAME_NOREPLACE) {
+		struct pfs_attr a;
+		if (pfs_stat(ctx()->p, to, &a) == 0)
+			return -EEXIST;
+	}
+	return pfs_rename(ctx()->p, from, to);
+}
+
+static int op_truncate(const char *path, off_t size, struct fuse_file_info *fi)
+{
+	if (size < 0)
+		return -EINVAL;
+	return fi ? pfs_ftruncate(file_of(fi), (uint64_t)size)
+		  : pfs_truncate(ctx()->p, path, (uint64_t)size);
+}
+
+static void set_mode(struct fuse_file_info *fi)
+{
+	if (ctx()->direct_io)
+		fi->direct_io = 1;
+	else
+		fi->keep_cache = 0;	/* a reopen sees other clients' writes */
+}
+
+static int op_open(const char *path, struct fuse_file_info *fi)
+{
+	pfs_file_t *f;
+	/* O_APPEND is the kernel's to place (it knows the size it cached). */
+	int ret = pfs_open(ctx()->p, path, fi->flags & ~O_APPEND, 0, &f);
+	if (ret)
+		return ret;
+	fi->fh = (uint64_t)(uintptr_t)f;
+	set_mode(fi);
+	return 0;
+}
+
+static int op_create(const char *path, mode_t mode, struct fuse_file_info *fi)
+{
+	pfs_file_t *f;
+	int ret = pfs_open(ctx()->p, path, (fi->flags & ~O_APPEND) | O_CREAT, mode, &f);
+	if (ret)
+		return ret;
+	fi->fh = (uint64_t)(uintptr_t)f;
+	set_mode(fi);
+	return 0;
+}
+
+static int op_read(const char *path, char *buf, size_t len, off_t off,
+		   struct fuse_file_info *fi)
+{
+	(void)path;
+	return (int)pfs_pread(file_of(fi), buf, len, (uint64_t)off);
+}
+
+static int op_write(const char *path, const char *buf, size_t len, off_t off,
+		    struct fuse_file_info *fi)
+{
+	(void)path;
+	return (int)pfs_pwrite(file_of(fi), buf, len, (uint64_t)off);
+}
+
+static int op_fsync(const char *path, int datasync, struct fuse_file_info *fi)
+{
+	(void)path;
+	(void)datasync;
+	return pfs_fsync(file_of(fi));
+}
+
+static int op_release(const char *path, struct fuse_file_info *fi)
+{
+	(void)path;
+	return pfs_close(file_of(fi));
+}
+
+/* Times and owners are not kept (README.md, "Limits"): accepted, so cp -p
+ * and touch work. */
+static int op_utimens(const char *path, const struct timespec tv[2], struct fuse_file_info *fi)
+{
+	(void)tv;
+	struct stat st;
+	return op_getattr(path, &st, fi);
+}
+
+static int op_chmod(const char *path, mode_t mode, struct fuse_file_info *fi)
+{
+	(void)mode;
+	struct stat st;
+	return op_getattr(path, &st, fi);
+}
+
+static int op_chown(const char *path, uid_t uid, gid_t gid, struct fuse_file_info *fi)
+{
+	(void)uid;
+	(void)gid;
+	struct stat st;
+	return op_getattr(path, &st, fi);
+}
+
+static void *op_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
+{
+	(void)conn;
+	cfg->use_ino = 1;
+	/* One client of many: ask the servers rather than trust old sizes. */
+	cfg->attr_timeout = 0;
+	cfg->entry_timeout = 0;
+	cfg->negative_timeout = 0;
+	cfg->direct_io = ctx()->direct_io;
+	return ctx();
+}
+
+static const struct fuse_operations ops = {
+	.getattr = op_getattr,
+	.readdir = op_readdir,
+	.mkdir = op_mkdir,
+	.rmdir = op_rmdir,
+	.unlink = op_unlink,
+	.rename = op_rename,
+	.truncate = op_truncate,
+	.open = op_open,
+	.create = op_create,
+	.read = op_read,
+	.write = op_write,
+	.fsync = op_fsync,
+	.release = op_release,
+	.utimens = op_utimens,
+	.chmod = op_chmod,
+	.chown = op_chown,
+	.init = op_init,
+};
+
+/* 1 if dir is a mount point now (its line in /proc/self/mountinfo). */
+static int is_mount_point(const char *dir)
+{
+	char real[PATH_MAX], line[4096];
+	if (!realpath(dir, real))
+		return 0;
+	FILE *f = fopen("/proc/self/mountinfo", "r");
+	if (!f)
+		return 0;
+	int found = 0;
+	while (!found && fgets(line, sizeof line, f)) {
+		char mnt[PATH_MAX];
+		/* id parent major:minor root mount-point ... */
+		if (sscanf(line, "%*s %*s %*s %*s %4095s", mnt) == 1 && !strcmp(mnt, real))
+			found = 1;
+	}
+	fclose(f);
+	return found;
+}
+
+int pfs_mount(pfs_t *p, const char *dir, int direct_io)
+{
+	if (access("/dev/fuse", R_OK | W_OK)) {
+		fprintf(stderr, "loggp-pfs: mount: /dev/fuse %s: FUSE is not available here "
+				"(load the fuse module; a container needs --device /dev/fuse)\n",
+			errno == ENOENT ? "is missing" : "cannot be opened");
+		return 1;
+	}
+	struct stat st;
+	if (stat(dir, &st) || !S_ISDIR(st.st_mode)) {
+		fprintf(stderr, "loggp-pfs: mount: %s is not a directory\n", dir);
+		return 1;
+	}
+	if (is_mount_point(dir)) {
+		fprintf(stderr, "loggp-pfs: mount: %s is already a mount point "
+				"(unmount it first: fusermount3 -u %s)\n", dir, dir);
+		return 1;
+	}
+	struct mount_ctx c = {p, direct_io};
+	char *argv[] = {"loggp-pfs", "-o", "fsname=loggp-pfs,subtype=loggp-pfs", NULL};
+	struct fuse_args args = FUSE_ARGS_INIT(3, argv);
+	struct fuse *fuse = fuse_new(&args, &ops, sizeof ops, &c);
+	if (!fuse) {
+		fprintf(stderr, "loggp-pfs: mount: fuse_new failed\n");
+		return 1;
+	}
+	int ret = 1;
+	if (fuse_mount(fuse, dir)) {
+		fprintf(stderr, "loggp-pfs: mount: cannot mount %s (see the FUSE line above)\n",
+			dir);
+		goto out;
+	}
+	if (fuse_set_signal_handlers(fuse_get_session(fuse))) {
+		fprintf(stderr, "loggp-pfs: mount: cannot install signal handlers\n");
+		goto unmount;
+	}
+	printf("loggp-pfs: mounted %s (%s)\n", dir, direct_io ? "direct I/O" : "page cache");
+	fflush(stdout);
+	ret = fuse_loop_mt(fuse, 0) ? 1 : 0;
+	fuse_remove_signal_handlers(fuse_get_session(fuse));
+unmount:
+	fuse_unmount(fuse);
+out:
+	fuse_destroy(fuse);
+	return ret;
+}

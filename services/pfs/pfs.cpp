@@ -1,0 +1,395 @@
+/*
+ * pfs.cpp: the C API of pfs.h over pfs::Client.
+ */
+#include "pfs.h"
+
+#include <cerrno>
+#include <condition_variable>
+#include <cstring>
+#include <fcntl.h>
+#include <memory>
+#include <mutex>
+#include <new>
+
+#include "client.hpp"
+#include "error.hpp"
+
+struct pfs_client {
+	std::unique_ptr<pfs::Client> client;
+};
+
+struct pfs_file {
+	pfs::Client *client;
+	pfs::Attr attr;
+	int flags;
+	std::mutex mu;		/* guards pos */
+	uint64_t pos = 0;
+};
+
+struct pfs_aio {
+	std::mutex mu;
+	std::condition_variable cv;
+	bool done = false;
+	int64_t result = 0;
+	std::string error;
+};
+
+namespace {
+
+thread_local std::string last_error;
+
+int fail(int errnum, const std::string &what)
+{
+	last_error = what;
+	return -errnum;
+}
+
+/* Runs fn, turning every exception into -errno and the thread's message. */
+template <typename F> auto guard(F &&fn) -> decltype(fn())
+{
+	try {
+		return fn();
+	} catch (const pfs::Error &e) {
+		return fail(e.errnum(), e.what());
+	} catch (const std::bad_alloc &) {
+		return fail(ENOMEM, "out of memory");
+	} catch (const std::exception &e) {
+		return fail(EIO, e.what());
+	}
+}
+
+void fill(struct pfs_attr *st, const pfs::Attr &a, uint64_t size)
+{
+	std::memset(st, 0, sizeof *st);
+	st->ino = a.ino;
+	st->is_dir = a.type == pfs::Type::DIR;
+	st->mode = a.mode;
+	st->size = size;
+	st->mtime_ns = a.mtime_ns;
+	st->stripe_size = a.layout.stripe_size;
+	st->stripe_count = a.layout.stripe_count;
+	st->stripe_start = a.layout.stripe_start;
+}
+
+bool can_read(const pfs_file_t *f)
+{
+	return (f->flags & O_ACCMODE) != O_WRONLY;
+}
+
+bool can_write(const pfs_file_t *f)
+{
+	return (f->flags & O_ACCMODE) != O_RDONLY;
+}
+
+int bad_fd(const char *what)
+{
+	return fail(EBADF, std::string(what) + ": the file is not open for it");
+}
+
+/* stripe_count of the API: -1 every server, 0 keep/inherit, else 1..N. */
+void stripe_args(int stripe_count, uint32_t *count, bool *all)
+{
+	if (stripe_count < -1)
+		throw pfs::Error(EINVAL, "stripe count " + std::to_string(stripe_count) +
+						 ": expected 1 to the number of servers, 0 to "
+						 "inherit, or -1 for all");
+	*all = stripe_count == -1;
+	*count = stripe_count > 0 ? static_cast<uint32_t>(stripe_count) : 0;
+}
+
+pfs_aio_t *start_aio(pfs::Client::IoDone *done)
+{
+	auto *a = new pfs_aio;
+	*done = [a](int64_t res, const std::string &what) {
+		std::lock_guard lk(a->mu);
+		a->result = res;
+		a->error = what;
+		a->done = true;
+		a->cv.notify_all();
+	};
+	return a;
+}
+
+} // namespace
+
+extern "C" {
+
+const char *pfs_errmsg(void)
+{
+	return last_error.c_str();
+}
+
+int pfs_connect(const char *instance, const struct pfs_opts *opts, pfs_t **out)
+{
+	return guard([&] {
+		pfs::ClientConfig cfg;
+		cfg.instance = instance ? instance : "";
+		if (opts && opts->provider)
+			cfg.provider = opts->provider;
+		if (opts && opts->timeout_ms)
+			cfg.timeout = std::chrono::milliseconds(opts->timeout_ms);
+		if (opts && opts->max_inflight)
+			cfg.max_inflight = opts->max_inflight;
+		auto p = std::make_unique<pfs_client>();
+		p->client = std::make_unique<pfs::Client>(cfg);
+		*out = p.release();
+		return 0;
+	});
+}
+
+void pfs_disconnect(pfs_t *p)
+{
+	delete p;
+}
+
+unsigned pfs_servers(const pfs_t *p)
+{
+	return p->client->servers();
+}
+
+int pfs_stat(pfs_t *p, const char *path, struct pfs_attr *st)
+{
+	return guard([&] {
+		pfs::Attr a = p->client->lookup(path);
+		fill(st, a, a.type == pfs::Type::REG ? p->client->size(a) : 0);
+		return 0;
+	});
+}
+
+int pfs_mkdir(pfs_t *p, const char *path, unsigned mode)
+{
+	return guard([&] {
+		p->client->mkdir(path, mode);
+		return 0;
+	});
+}
+
+int pfs_rmdir(pfs_t *p, const char *path)
+{
+	return guard([&] {
+		p->client->rmdir(path);
+		return 0;
+	});
+}
+
+int pfs_unlink(pfs_t *p, const char *path)
+{
+	return guard([&] {
+		p->client->unlink(path);
+		return 0;
+	});
+}
+
+int pfs_rename(pfs_t *p, const char *from, const char *to)
+{
+	return guard([&] {
+		p->client->rename(from, to);
+		return 0;
+	});
+}
+
+int pfs_truncate(pfs_t *p, const char *path, uint64_t size)
+{
+	return guard([&] {
+		pfs::Attr a = p->client->lookup(path);
+		if (a.type == pfs::Type::DIR)
+			throw pfs::Error(EISDIR, std::string("truncate '") + path +
+							 "': is a directory");
+		p->client->truncate(a, size);
+		return 0;
+	});
+}
+
+int pfs_readdir(pfs_t *p, const char *path, int (*fn)(void *, const char *, uint64_t, int),
+		void *arg)
+{
+	return guard([&] {
+		for (const auto &e : p->client->readdir(path))
+			if (int r = fn(arg, e.name.c_str(), e.ino, e.type == pfs::Type::DIR))
+				return r;
+		return 0;
+	});
+}
+
+int pfs_setstripe(pfs_t *p, const char *path, uint64_t stripe_size, int stripe_count)
+{
+	return guard([&] {
+		uint32_t count;
+		bool all;
+		stripe_args(stripe_count, &count, &all);
+		p->client->setstripe(path, stripe_size, count, all);
+		return 0;
+	});
+}
+
+int pfs_layout_check(const pfs_t *p, uint64_t stripe_size, int stripe_count)
+{
+	return guard([&] {
+		uint32_t n = p->client->servers();
+		if (stripe_count == 0 || stripe_count < -1)
+			throw pfs::Error(EINVAL, "stripe count " + std::to_string(stripe_count) +
+							 ": expected 1 to " + std::to_string(n) +
+							 " (the number of servers), or -1 for all");
+		pfs::layout_validate(stripe_size,
+				     stripe_count < 0 ? 0 : static_cast<uint32_t>(stripe_count), n);
+		return 0;
+	});
+}
+
+int pfs_create(pfs_t *p, const char *path, int flags, unsigned mode, uint64_t stripe_size,
+	       int stripe_count, pfs_file_t **out)
+{
+	return guard([&] {
+		uint32_t count;
+		bool all;
+		stripe_args(stripe_count, &count, &all);
+		pfs::Attr a;
+		if (flags & O_CREAT)
+			a = p->client->create(path, mode, flags & O_EXCL, stripe_size, count, all);
+		else
+			a = p->client->lookup(path);
+		if (a.type == pfs::Type::DIR)
+			throw pfs::Error(EISDIR, std::string("open '") + path +
+							 "': is a directory");
+		if ((flags & O_TRUNC) && (flags & O_ACCMODE) != O_RDONLY)
+			p->client->truncate(a, 0);
+		auto f = std::make_unique<pfs_file>();
+		f->client = p->client.get();
+		f->attr = a;
+		f->flags = flags;
+		*out = f.release();
+		return 0;
+	});
+}
+
+int pfs_open(pfs_t *p, const char *path, int flags, unsigned mode, pfs_file_t **out)
+{
+	return pfs_create(p, path, flags, mode, 0, 0, out);
+}
+
+int pfs_close(pfs_file_t *f)
+{
+	delete f;
+	return 0;
+}
+
+ssize_t pfs_pread(pfs_file_t *f, void *buf, size_t len, uint64_t off)
+{
+	if (!can_read(f))
+		return bad_fd("read");
+	return guard([&] { return static_cast<ssize_t>(f->client->read(f->attr, buf, len, off)); });
+}
+
+ssize_t pfs_pwrite(pfs_file_t *f, const void *buf, size_t len, uint64_t off)
+{
+	if (!can_write(f))
+		return bad_fd("write");
+	return guard([&] {
+		if (f->flags & O_APPEND)
+			off = f->client->size(f->attr);
+		return static_cast<ssize_t>(f->client->write(f->attr, buf, len, off));
+	});
+}
+
+ssize_t pfs_read(pfs_file_t *f, void *buf, size_t len)
+{
+	std::lock_guard lk(f->mu);
+	ssize_t n = pfs_pread(f, buf, len, f->pos);
+	if (n > 0)
+		f->pos += static_cast<uint64_t>(n);
+	return n;
+}
+
+ssize_t pfs_write(pfs_file_t *f, const void *buf, size_t len)
+{
+	std::lock_guard lk(f->mu);
+	if (!can_write(f))
+		return bad_fd("write");
+	return guard([&] {
+		uint64_t off = f->flags & O_APPEND ? f->client->size(f->attr) : f->pos;
+		auto n = static_cast<ssize_t>(f->client->write(f->attr, buf, len, off));
+		f->pos = off + static_cast<uint64_t>(n);
+		return n;
+	});
+}
+
+int pfs_fstat(pfs_file_t *f, struct pfs_attr *st)
+{
+	return guard([&] {
+		fill(st, f->attr, f->client->size(f->attr));
+		return 0;
+	});
+}
+
+int pfs_ftruncate(pfs_file_t *f, uint64_t size)
+{
+	if (!can_write(f))
+		return bad_fd("truncate");
+	return guard([&] {
+		f->client->truncate(f->attr, size);
+		return 0;
+	});
+}
+
+int pfs_fsync(pfs_file_t *f)
+{
+	return guard([&] {
+		f->client->fsync(f->attr);
+		return 0;
+	});
+}
+
+int pfs_aio_pread(pfs_file_t *f, void *buf, size_t len, uint64_t off, pfs_aio_t **out)
+{
+	if (!can_read(f))
+		return bad_fd("read");
+	return guard([&] {
+		pfs::Client::IoDone done;
+		*out = start_aio(&done);
+		f->client->read_async(f->attr, buf, len, off, std::move(done));
+		return 0;
+	});
+}
+
+int pfs_aio_pwrite(pfs_file_t *f, const void *buf, size_t len, uint64_t off, pfs_aio_t **out)
+{
+	if (!can_write(f))
+		return bad_fd("write");
+	return guard([&] {
+		pfs::Client::IoDone done;
+		*out = start_aio(&done);
+		f->client->write_async(f->attr, buf, len, off, std::move(done));
+		return 0;
+	});
+}
+
+int pfs_aio_test(pfs_aio_t *a)
+{
+	std::lock_guard lk(a->mu);
+	return a->done;
+}
+
+ssize_t pfs_aio_wait(pfs_aio_t *a)
+{
+	std::unique_ptr<pfs_aio> own(a);
+	std::unique_lock lk(a->mu);
+	a->cv.wait(lk, [a] { return a->done; });
+	if (a->result < 0)
+		return fail(static_cast<int>(-a->result), a->error);
+	return static_cast<ssize_t>(a->result);
+}
+
+ssize_t pfs_server_stats(pfs_t *p, unsigned server, char *buf, size_t len)
+{
+	return guard([&] {
+		std::string s = p->client->stats(server);
+		if (len) {
+			size_t n = std::min(len - 1, s.size());
+			std::memcpy(buf, s.data(), n);
+			buf[n] = '\0';
+		}
+		return static_cast<ssize_t>(s.size());
+	});
+}
+
+} // extern "C"

@@ -1,0 +1,286 @@
+/*
+ * server.cpp: the server loop and request dispatch (server.hpp).
+ */
+#include "server.hpp"
+
+#include <cerrno>
+#include <cstdio>
+#include <sched.h>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "common/pace.hpp"
+#include "error.hpp"
+
+namespace pfs {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+/* A read is one reply: at most one stripe unit (layout.hpp). */
+constexpr uint64_t kReadMax = kStripeMax;
+/* Object offsets stay far below off_t's limit. */
+constexpr uint64_t kOffsetMax = 1ULL << 60;
+
+void check_range(uint64_t off, uint64_t len)
+{
+	if (off > kOffsetMax || len > kOffsetMax - off)
+		throw Error(EFBIG, "range " + std::to_string(off) + "+" + std::to_string(len) +
+					   " beyond the largest object offset 2^60");
+}
+
+} // namespace
+
+Server::Server(const ServerConfig &cfg)
+    : cfg_(cfg), fabric_(cfg.provider, cfg.index, cfg.ttl), store_(cfg.dir, cfg.capacity)
+{
+	if (cfg.index == 0)
+		meta_ = std::make_unique<Meta>(cfg.dir + "/meta.db", cfg.servers);
+}
+
+Server::~Server() = default;
+
+void Server::run(const std::atomic<bool> &stop)
+{
+	auto msg_fn = [this](std::string &&f) { on_msg(std::move(f)); };
+	auto err_fn = [this](uint32_t peer, const std::string &what) {
+		std::fprintf(stderr, "pfs server %u: %s%s\n", cfg_.index,
+			     peer == UINT32_MAX ? "" : ("peer " + std::to_string(peer) + ": ").c_str(),
+			     what.c_str());
+	};
+	auto active = Clock::now();
+	while (!stop) {
+		bool busy = fabric_.progress(msg_fn, err_fn) > 0;
+		stats_.queue_max = std::max<uint64_t>(stats_.queue_max, queue_.size());
+		while (!queue_.empty()) {
+			stats_.queue_sum += queue_.size();
+			std::string frame = std::move(queue_.front());
+			queue_.pop_front();
+			serve(frame);
+			busy = true;
+		}
+		auto now = Clock::now();
+		if (busy || fabric_.sends_pending()) {
+			active = now;
+			continue;
+		}
+		auto sleep = svc::pace_sleep(now - active);
+		if (sleep == Clock::duration::zero())
+			sched_yield();
+		else
+			std::this_thread::sleep_for(sleep);
+	}
+	/* Last answers out, bounded. */
+	auto until = Clock::now() + cfg_.ttl;
+	while (fabric_.sends_pending() && Clock::now() < until) {
+		fabric_.progress(msg_fn, err_fn);
+		sched_yield();
+	}
+}
+
+void Server::on_msg(std::string &&frame)
+{
+	queue_.push_back(std::move(frame));
+}
+
+void Server::refuse(const std::string &frame, const std::string &why)
+{
+	stats_.bad_requests++;
+	std::fprintf(stderr, "pfs server %u: refused a request: %s\n", cfg_.index, why.c_str());
+	try {
+		Request h = request_header(frame);
+		if (!peers_.count(h.client))
+			return;
+		Reply r;
+		r.op = h.op;
+		r.call = h.call;
+		r.errnum = EPROTO;
+		r.error = "pfs server " + std::to_string(cfg_.index) + ": " + why;
+		reply(h.client, r);
+	} catch (const Error &) {
+		/* Not even a header: nobody to answer. */
+	}
+}
+
+void Server::reply(uint32_t client, const Reply &r)
+{
+	fabric_.send(peers_.at(client), reply_encode(r));
+}
+
+void Server::serve(const std::string &frame)
+{
+	auto t0 = Clock::now();
+	Request q;
+	try {
+		q = request_decode(frame);
+	} catch (const Error &e) {
+		refuse(frame, e.what());
+		return;
+	}
+	Reply r;
+	r.op = q.op;
+	r.call = q.call;
+	if (q.op == Op::HELLO) {
+		try {
+			uint32_t id = q.client;
+			if (!id && !meta_)
+				throw Error(EINVAL, "hello without a client id: server 0 hands "
+						    "them out");
+			if (!id)
+				id = meta_->new_client();
+			std::string addr(q.data);
+			auto it = by_addr_.find(addr);
+			uint32_t peer = it != by_addr_.end() ? it->second : fabric_.add_peer(addr);
+			by_addr_[addr] = peer;
+			if (!peers_.count(id))
+				stats_.clients++;
+			peers_[id] = peer;
+			r.value = id;
+			r.index = cfg_.index;
+			r.servers = cfg_.servers;
+			stats_.requests++;
+			reply(id, r);
+		} catch (const Error &e) {
+			refuse(frame, e.what());
+		}
+		return;
+	}
+	if (!peers_.count(q.client)) {
+		refuse(frame, std::string(op_name(q.op)) + " from client " +
+				      std::to_string(q.client) + ", which never said hello");
+		return;
+	}
+	if (op_is_meta(q.op) && !meta_) {
+		refuse(frame, std::string(op_name(q.op)) + " to server " +
+				      std::to_string(cfg_.index) +
+				      ", which is not the metadata server (server 0)");
+		return;
+	}
+	try {
+		r = op_is_meta(q.op) ? handle_meta(q) : handle(q);
+		r.op = q.op;
+		r.call = q.call;
+	} catch (const Error &e) {
+		stats_.errors++;
+		r.errnum = e.errnum();
+		r.error = "pfs server " + std::to_string(cfg_.index) + ": " + e.what();
+	}
+	stats_.requests++;
+	reply(q.client, r);
+	uint64_t ns = static_cast<uint64_t>(
+		std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count());
+	stats_.service_ns += ns;
+	stats_.service_max_ns = std::max(stats_.service_max_ns, ns);
+}
+
+Reply Server::handle(const Request &q)
+{
+	Reply r;
+	switch (q.op) {
+	case Op::STATS:
+		r.data = stats();
+		break;
+	case Op::WRITE:
+		check_range(q.offset, q.data.size());
+		r.value = store_.write(q.ino, q.offset, q.data);
+		stats_.writes++;
+		stats_.bytes_written += q.data.size();
+		break;
+	case Op::READ:
+		if (q.length > kReadMax)
+			throw Error(EINVAL, "read of " + std::to_string(q.length) +
+						    " bytes: at most " + std::to_string(kReadMax));
+		check_range(q.offset, q.length);
+		r.data = store_.read(q.ino, q.offset, q.length, &r.value);
+		stats_.reads++;
+		stats_.bytes_read += r.data.size();
+		break;
+	case Op::GETSIZE:
+		r.value = store_.size(q.ino);
+		break;
+	case Op::TRUNC:
+		check_range(q.offset, 0);
+		store_.truncate(q.ino, q.offset);
+		break;
+	case Op::DESTROY:
+		store_.destroy(q.ino);
+		break;
+	case Op::FSYNC:
+		store_.fsync(q.ino);
+		break;
+	default:
+		throw Error(EINVAL, std::string("op ") + op_name(q.op) + " is not a data op");
+	}
+	return r;
+}
+
+Reply Server::handle_meta(const Request &q)
+{
+	Reply r;
+	stats_.meta_ops++;
+	switch (q.op) {
+	case Op::LOOKUP:
+		r.attr = meta_->lookup(q.path);
+		break;
+	case Op::CREATE:
+		r.attr = meta_->create(q.path, q.mode, q.excl, q.stripe_size, q.stripe_count,
+				       q.stripe_all);
+		break;
+	case Op::MKDIR:
+		r.attr = meta_->mkdir(q.path, q.mode);
+		break;
+	case Op::RMDIR:
+		meta_->rmdir(q.path);
+		break;
+	case Op::READDIR:
+		r.entries = meta_->readdir(q.path);
+		break;
+	case Op::UNLINK:
+		r.attr = meta_->unlink(q.path);
+		break;
+	case Op::RENAME:
+		r.attr = meta_->rename(q.path, q.path2);
+		break;
+	case Op::SETSTRIPE:
+		r.attr = meta_->setstripe(q.path, q.stripe_size, q.stripe_count, q.stripe_all);
+		break;
+	default:
+		throw Error(EINVAL, std::string("op ") + op_name(q.op) + " is not a metadata op");
+	}
+	return r;
+}
+
+std::string Server::stats() const
+{
+	const svc::FabricStats &f = fabric_.stats();
+	uint64_t served = std::max<uint64_t>(stats_.requests, 1);
+	nlohmann::json j = {
+		{"pfs_server", cfg_.index},
+		{"requests", stats_.requests},
+		{"reads", stats_.reads},
+		{"writes", stats_.writes},
+		{"bytes_read", stats_.bytes_read},
+		{"bytes_written", stats_.bytes_written},
+		{"meta_ops", stats_.meta_ops},
+		{"errors", stats_.errors},
+		{"bad_requests", stats_.bad_requests},
+		{"clients", stats_.clients},
+		{"queue_max", stats_.queue_max},
+		{"queue_mean", double(stats_.queue_sum) / double(served)},
+		{"service_us_mean", double(stats_.service_ns) / 1e3 / double(served)},
+		{"service_us_max", double(stats_.service_max_ns) / 1e3},
+		{"objects", store_.objects()},
+		{"used_bytes", store_.used()},
+		{"capacity", store_.capacity()},
+		{"msgs_sent", f.msgs_sent},
+		{"bytes_sent", f.bytes_sent},
+		{"msgs_recvd", f.msgs_recvd},
+		{"bytes_recvd", f.bytes_recvd},
+		{"send_errors", f.send_errors},
+	};
+	return j.dump();
+}
+
+} // namespace pfs

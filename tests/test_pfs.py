@@ -1,0 +1,523 @@
+"""The striped parallel file store (services/pfs/) across processes.
+
+- pfs_check fsx: random writes, reads, truncates, sizes, fsyncs and batches
+  of asynchronous requests at random offsets and sizes by several clients,
+  checked against a model of the file, beneath non-zero shim knobs.
+- kill -9 of a server during writes: the writer gets EIO naming the server
+  within its timeout; after a restart every fsync-acknowledged byte reads
+  back.
+- One-line errors: a second server on the same directory, a missing
+  server, bad layouts, a full target; bad requests are refused and counted
+  while the server goes on.
+- Under ΔL = 100 µs a 4 KiB read takes 2·ΔL longer (less 5 µs of jitter).
+- The command line: namespace operations, counters, a restart of every
+  server that keeps the namespace and the data.
+- The FUSE mount, in page-cache and direct-I/O modes: the same random
+  operations through the kernel beneath the shim, cp and md5sum, fio
+  --verify, and a second mount on the same directory refused.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import queue
+import random
+import shutil
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+
+import pytest
+from conftest import BUILD, NONZERO_KNOBS, ZERO_KNOBS, ShimEnv, base_env, json_line, run
+
+pytestmark = pytest.mark.integration
+
+PFS = BUILD / "services" / "pfs"
+READY_TIMEOUT = 30.0
+RUN_TIMEOUT = 120.0
+PROVIDER = "tcp;ofi_rxm"
+
+
+def pfs_bin(name: str) -> Path:
+    path = PFS / name
+    if not path.is_file():
+        pytest.fail(f"not built: {path} (cmake --build {BUILD})")
+    return path
+
+
+class Lines:
+    """A process's stdout lines, read by a thread, awaited with a deadline."""
+
+    def __init__(self, proc: subprocess.Popen[str]) -> None:
+        self.q: queue.Queue[str | None] = queue.Queue()
+
+        def pump() -> None:
+            assert proc.stdout is not None
+            for line in proc.stdout:
+                self.q.put(line.rstrip("\n"))
+            self.q.put(None)
+
+        threading.Thread(target=pump, daemon=True).start()
+
+    def wait_for(self, prefix: str, timeout: float) -> str | None:
+        """The first line starting with prefix; None at the end of output."""
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                line = self.q.get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                raise AssertionError(f"no line '{prefix}...' within {timeout:.0f} s") from None
+            if line is None or line.startswith(prefix):
+                return line
+
+
+class Instance:
+    """N loggp-pfs-server processes sharing one instance directory."""
+
+    def __init__(self, root: Path, n: int, env: Mapping[str, str], *extra: str) -> None:
+        root.mkdir(parents=True, exist_ok=True)
+        self.dir = root / "inst"
+        self.n = n
+        self.env = dict(env)
+        self.env["LOGGP_PROVIDER"] = PROVIDER
+        self.cwd = root
+        self.extra = list(extra)
+        self.procs: dict[int, subprocess.Popen[str]] = {}
+        self.stats: dict[int, dict[str, object]] = {}
+        for i in range(n):
+            self.start(i)
+
+    def spawn(self, i: int, *extra: str) -> subprocess.Popen[str]:
+        argv = [
+            str(pfs_bin("loggp-pfs-server")),
+            "--instance",
+            str(self.dir),
+            "--index",
+            str(i),
+            "--servers",
+            str(self.n),
+            *self.extra,
+            *extra,
+        ]
+        return subprocess.Popen(
+            argv,
+            env=self.env,
+            cwd=self.cwd,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
+
+    def start(self, i: int, *extra: str) -> None:
+        proc = self.spawn(i, *extra)
+        line = Lines(proc).wait_for("loggp-pfs-server: ready", READY_TIMEOUT)
+        if line is None:
+            err = proc.stderr.read() if proc.stderr else ""
+            raise AssertionError(f"server {i} exited before ready:\n{err}")
+        self.procs[i] = proc
+
+    def kill9(self, i: int) -> None:
+        os.killpg(self.procs[i].pid, signal.SIGKILL)
+        self.procs.pop(i).wait()
+
+    def stop(self) -> None:
+        """SIGTERM to every server; their counters from the JSON line on stderr."""
+        for proc in self.procs.values():
+            proc.send_signal(signal.SIGTERM)
+        for i, proc in list(self.procs.items()):
+            try:
+                _, err = proc.communicate(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.kill_all()
+                raise AssertionError(f"server {i} did not stop within 30 s") from None
+            assert proc.returncode == 0, err
+            self.stats[i] = json.loads(err.strip().splitlines()[-1])
+        self.procs.clear()
+
+    def kill_all(self) -> None:
+        for proc in self.procs.values():
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            proc.wait()
+        self.procs.clear()
+
+
+@pytest.fixture
+def instance(tmp_path: Path) -> Iterator[Instance]:
+    inst = Instance(tmp_path, 3, base_env())
+    try:
+        yield inst
+    finally:
+        inst.kill_all()
+
+
+def check(
+    inst: Instance,
+    mode: str,
+    *args: str,
+    env: Mapping[str, str] | None = None,
+    timeout: float = RUN_TIMEOUT,
+) -> subprocess.CompletedProcess[str]:
+    env = dict(env or inst.env)
+    env["LOGGP_PROVIDER"] = PROVIDER
+    argv = [str(pfs_bin("tests/pfs_check")), mode, "-i", str(inst.dir), *args]
+    return run(argv, env, timeout=timeout, cwd=inst.cwd)
+
+
+def cli(inst: Instance, *args: str, timeout_ms: int = 3000) -> subprocess.CompletedProcess[str]:
+    env = dict(inst.env)
+    argv = [str(pfs_bin("loggp-pfs")), "-i", str(inst.dir), "-t", str(timeout_ms), *args]
+    return run(argv, env, timeout=RUN_TIMEOUT, cwd=inst.cwd)
+
+
+def one_line(proc: subprocess.CompletedProcess[str], code: int, *parts: str) -> str:
+    assert proc.returncode == code, proc.stderr
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1, proc.stderr
+    for part in parts:
+        assert part in lines[0], lines[0]
+    return lines[0]
+
+
+def test_fsx_beneath_the_shim(tmp_path: Path, shim) -> None:
+    shimmed: ShimEnv = shim(**NONZERO_KNOBS)
+    inst = Instance(tmp_path, 3, shimmed.env)
+    try:
+        proc = check(inst, "fsx", "-c", "3", "-n", "250", "-s", "7", "-S", "16384")
+        res = json_line(proc.stdout)
+        assert proc.returncode == 0 and res["ok"], proc.stdout + proc.stderr
+        assert res["writes"] and res["truncates"] and res["aio_batches"], res
+        inst.stop()
+    finally:
+        inst.kill_all()
+    assert all(inst.stats[i]["bad_requests"] == 0 for i in range(3)), inst.stats
+    assert shimmed.provider_msgs("tcp") > 1000, shimmed.stats()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("seed", "stripe", "count"), [(1, 4096, 3), (2, 65536, 2), (3, 1048576, 1)]
+)
+def test_fsx_seeds_and_layouts(instance: Instance, seed: int, stripe: int, count: int) -> None:
+    proc = check(
+        instance,
+        "fsx",
+        "-c",
+        "4",
+        "-n",
+        "1000",
+        "-s",
+        str(seed),
+        "-S",
+        str(stripe),
+        "-C",
+        str(count),
+    )
+    assert proc.returncode == 0 and json_line(proc.stdout)["ok"], proc.stdout + proc.stderr
+
+
+def test_kill9_gives_eio_naming_the_server_and_fsynced_data_survive(instance: Instance) -> None:
+    env = dict(instance.env)
+    env["LOGGP_PROVIDER"] = PROVIDER
+    argv = [str(pfs_bin("tests/pfs_check")), "writer", "-i", str(instance.dir), "-t", "2000"]
+    writer = subprocess.Popen(
+        argv,
+        env=env,
+        cwd=instance.cwd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        lines = Lines(writer)
+        acked = 0
+        for _ in range(3):
+            line = lines.wait_for("acked ", RUN_TIMEOUT)
+            assert line is not None, writer.stderr.read() if writer.stderr else ""
+            acked = int(line.split()[1])
+        instance.kill9(1)
+        t0 = time.monotonic()
+        err = lines.wait_for("error ", 10.0)
+        waited = time.monotonic() - t0
+        assert err is not None
+        assert err.startswith("error 5 ") and "pfs server 1" in err, err
+        assert waited < 2.0 + 3.0, waited  # the timeout, and a margin for 2 busy cores
+        writer.wait(timeout=30)
+        assert writer.returncode == 1
+    finally:
+        if writer.poll() is None:
+            os.killpg(writer.pid, signal.SIGKILL)
+            writer.wait()
+    # Every "acked" line was printed after its fsync returned: the last one
+    # read before the kill is a lower bound of what must survive.
+    instance.start(1)
+    proc = check(instance, "verify", "-b", str(acked))
+    res = json_line(proc.stdout)
+    assert proc.returncode == 0 and res["ok"], proc.stdout + proc.stderr
+
+
+def test_second_server_on_a_directory_is_refused(instance: Instance) -> None:
+    proc = instance.spawn(1)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 1 and not out
+    assert err.count("\n") == 1 and "server-1 is in use by another server (pid" in err, err
+
+
+def test_missing_server_is_one_line_naming_it(tmp_path: Path) -> None:
+    inst = Instance(tmp_path, 3, base_env())
+    try:
+        inst.kill9(2)  # its .addr file stays behind: the server is silent
+        line = one_line(cli(inst, "ls", "/", timeout_ms=1000), 3, "pfs server 2")
+        assert line.startswith("loggp-pfs: connect: ")
+        os.unlink(inst.dir / "server-2.addr")  # never started: no address at all
+        one_line(cli(inst, "ls", "/"), 3, "pfs server 2: no address in", "is it running?")
+    finally:
+        inst.kill_all()
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["setstripe", "/", "0", "1"], "stripe size 0: expected a positive multiple of 4096"),
+        (["setstripe", "/", "5000", "1"], "stripe size 5000"),
+        (["setstripe", "/", "65536", "4"], "stripe count 4: expected 1 to 3"),
+        (["put", "/dev/null", "/f", "65536", "0"], "stripe count 0: expected 1 to 3"),
+    ],
+)
+def test_bad_layouts_are_one_line(instance: Instance, args: list[str], message: str) -> None:
+    one_line(cli(instance, *args), 1, message)
+
+
+def test_full_target_is_enospc_and_the_server_goes_on(tmp_path: Path) -> None:
+    inst = Instance(tmp_path, 2, base_env(), "--capacity", str(1 << 20))
+    try:
+        big = tmp_path / "big"
+        big.write_bytes(os.urandom(3 << 20))
+        one_line(cli(inst, "put", str(big), "/big", "65536", "-1"), 1, "target full")
+        # Removing the file gives its space back.
+        assert cli(inst, "rm", "/big").returncode == 0
+        small = tmp_path / "small"
+        small.write_bytes(b"still here\n")
+        assert cli(inst, "put", str(small), "/small").returncode == 0
+        got = cli(inst, "get", "/small", "-")
+        assert got.stdout == "still here\n", got.stderr
+        inst.stop()
+    finally:
+        inst.kill_all()
+    assert sum(int(str(inst.stats[i]["errors"])) for i in range(2)) >= 1, inst.stats
+
+
+def test_bad_requests_are_refused_and_counted(instance: Instance) -> None:
+    env = dict(instance.env)
+    env["LOGGP_PROVIDER"] = PROVIDER
+    proc = run(
+        [str(pfs_bin("tests/pfs_badreq")), str(instance.dir)], env, timeout=60, cwd=instance.cwd
+    )
+    res = json_line(proc.stdout)
+    assert proc.returncode == 0 and res["ok"], proc.stdout + proc.stderr
+    assert "unknown op 99" in str(res["unknown_op_error"]), res
+    assert "read of 67108865 bytes" in str(res["long_read_error"]), res
+    # The server goes on: a real client is served.
+    assert cli(instance, "ls", "/").returncode == 0
+
+
+def readlat_min(tmp_path: Path, shimmed: ShimEnv) -> float:
+    inst = Instance(tmp_path, 1, shimmed.env)
+    try:
+        proc = check(inst, "readlat", "-n", "200")
+        res = json_line(proc.stdout)
+        assert proc.returncode == 0 and res["ok"], proc.stdout + proc.stderr
+        inst.stop()
+        return float(res["min_us"])
+    finally:
+        inst.kill_all()
+
+
+def test_latency_adds_to_a_4k_read(tmp_path: Path, shim) -> None:
+    # Rounds interleaved, so a neighbour's load on the 2 cores inflates
+    # neither side's minimum alone.
+    base, slow = [], []
+    for k in range(3):
+        base.append(readlat_min(tmp_path / f"b{k}", shim(**ZERO_KNOBS)))
+        slow.append(readlat_min(tmp_path / f"s{k}", shim(latency="100us")))
+    # A request and its reply each wait ΔL, so the floor rises by exactly
+    # 2·ΔL plus the shim's own cost, which can be nil: the two minima are
+    # allowed 5 µs of clock and scheduling jitter between them.
+    assert min(slow) - min(base) >= 2 * 100.0 - 5.0, (base, slow)
+
+
+def test_cli_namespace_counters_and_restart(instance: Instance, tmp_path: Path) -> None:
+    data = os.urandom(300_000)
+    src = tmp_path / "src"
+    src.write_bytes(data)
+    assert cli(instance, "mkdir", "/d").returncode == 0
+    assert cli(instance, "setstripe", "/d", "65536", "2").returncode == 0
+    assert cli(instance, "put", str(src), "/d/a").returncode == 0
+    st = json.loads(cli(instance, "stat", "/d/a").stdout)
+    assert (st["size"], st["stripe_size"], st["stripe_count"]) == (300_000, 65536, 2), st
+    assert cli(instance, "mv", "/d/a", "/d/b").returncode == 0
+    assert cli(instance, "ls", "/d").stdout == "b\n"
+    one_line(cli(instance, "rmdir", "/d"), 1, "directory not empty")
+    one_line(cli(instance, "get", "/d/a", "-"), 1, "'/d/a': no such file")
+    assert cli(instance, "truncate", "/d/b", "1000").returncode == 0
+    stats = [json.loads(x) for x in cli(instance, "stats").stdout.splitlines()]
+    assert [s["pfs_server"] for s in stats] == [0, 1, 2]
+    assert stats[0]["meta_ops"] > 0 and sum(s["writes"] for s in stats) > 0
+    instance.stop()
+    assert all(instance.stats[i]["requests"] > 0 for i in range(3)), instance.stats
+    for i in range(3):
+        instance.start(i)
+    got = cli(instance, "get", "/d/b", str(tmp_path / "back"))
+    assert got.returncode == 0, got.stderr
+    assert (tmp_path / "back").read_bytes() == data[:1000]
+
+
+class Mount:
+    """loggp-pfs mount of an instance at a directory, until unmount()."""
+
+    def __init__(self, inst: Instance, mnt: Path, direct_io: bool, env: Mapping[str, str]) -> None:
+        mnt.mkdir(parents=True, exist_ok=True)
+        self.mnt = mnt
+        argv = [str(pfs_bin("loggp-pfs")), "-i", str(inst.dir), "-t", "5000", "mount"]
+        argv += ["--direct-io"] if direct_io else []
+        self.proc = subprocess.Popen(
+            [*argv, str(mnt)],
+            env={**env, "LOGGP_PROVIDER": PROVIDER},
+            cwd=inst.cwd,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
+        if Lines(self.proc).wait_for("loggp-pfs: mounted", READY_TIMEOUT) is None:
+            err = self.proc.stderr.read() if self.proc.stderr else ""
+            raise AssertionError(f"mount exited before it was mounted:\n{err}")
+
+    def unmount(self) -> None:
+        """fusermount3 -u, then the mount process ends by itself."""
+        if self.proc.poll() is None:
+            run(["fusermount3", "-u", str(self.mnt)], base_env(), timeout=30)
+        try:
+            self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
+            run(["fusermount3", "-uz", str(self.mnt)], base_env(), timeout=30)
+            raise AssertionError("the mount did not end within 30 s of its unmount") from None
+
+
+@pytest.fixture(scope="module")
+def fuse_ok() -> None:
+    if not Path("/dev/fuse").exists():
+        pytest.skip("/dev/fuse is missing: FUSE is not available on this machine")
+    if not shutil.which("fusermount3"):
+        pytest.skip("fusermount3 not installed (fuse3)")
+
+
+def fsx_through(path: Path, ops: int, seed: int) -> dict[str, int]:
+    """Random writes, reads, truncates, sizes and fsyncs on one file, checked
+    against a model; returns how many of each ran."""
+    rng = random.Random(seed)
+    model = bytearray()
+    counts = {"write": 0, "read": 0, "truncate": 0, "size": 0, "fsync": 0}
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        for op in range(ops):
+            kind = rng.randrange(100)
+            off, length = rng.randrange(600_000), 1 + rng.randrange(100_000)
+            if kind < 35:
+                counts["write"] += 1
+                data = rng.randbytes(length)
+                assert os.pwrite(fd, data, off) == length
+                if off > len(model):
+                    model.extend(bytes(off - len(model)))
+                model[off : off + length] = data
+            elif kind < 65:
+                counts["read"] += 1
+                if kind < 50 and model:
+                    off = max(0, len(model) - rng.randrange(min(len(model), length) + 1))
+                got = os.pread(fd, length, off)
+                assert got == bytes(model[off : off + length]), f"op {op}: read {off}+{length}"
+            elif kind < 80:
+                counts["truncate"] += 1
+                size = rng.randrange(600_000)
+                os.ftruncate(fd, size)
+                del model[size:]
+                model.extend(bytes(size - len(model)))
+            elif kind < 95:
+                counts["size"] += 1
+                assert os.fstat(fd).st_size == len(model), f"op {op}"
+            else:
+                counts["fsync"] += 1
+                os.fsync(fd)
+    finally:
+        os.close(fd)
+    assert path.read_bytes() == bytes(model)
+    return counts
+
+
+@pytest.mark.parametrize("direct_io", [False, True], ids=["page_cache", "direct_io"])
+def test_fsx_through_the_mount_beneath_the_shim(
+    fuse_ok: None, tmp_path: Path, shim, direct_io: bool
+) -> None:
+    shimmed: ShimEnv = shim(**NONZERO_KNOBS)
+    inst = Instance(tmp_path, 3, shimmed.env)
+    try:
+        assert cli(inst, "setstripe", "/", "16384", "-1").returncode == 0
+        m = Mount(inst, tmp_path / "mnt", direct_io, shimmed.env)
+        try:
+            counts = fsx_through(m.mnt / "fsx", 200, seed=11 + direct_io)
+        finally:
+            m.unmount()
+        assert all(counts.values()), counts
+        assert m.proc.returncode == 0, m.proc.stderr.read() if m.proc.stderr else ""
+    finally:
+        inst.kill_all()
+    assert shimmed.provider_msgs("tcp") > 500, shimmed.stats()
+
+
+@pytest.mark.parametrize("direct_io", [False, True], ids=["page_cache", "direct_io"])
+def test_cp_md5sum_and_fio_verify_through_the_mount(
+    fuse_ok: None, instance: Instance, tmp_path: Path, direct_io: bool
+) -> None:
+    fio = shutil.which("fio")
+    if not fio:
+        pytest.skip("fio not installed")
+    src = tmp_path / "src.bin"
+    src.write_bytes(os.urandom(3_000_001))
+    m = Mount(instance, tmp_path / "mnt", direct_io, instance.env)
+    try:
+        assert run(["cp", str(src), str(m.mnt / "copy.bin")], base_env(), 60).returncode == 0
+        md5 = run(["md5sum", str(m.mnt / "copy.bin")], base_env(), 60)
+        assert md5.stdout.split()[0] == hashlib.md5(src.read_bytes()).hexdigest()
+        job = [fio, "--name=verify", f"--filename={m.mnt / 'fio.dat'}", "--size=4M",
+               "--bs=16k", "--rw=randwrite", "--ioengine=psync", "--verify=crc32c",
+               "--do_verify=1", "--verify_state_save=0", "--output-format=json"]  # fmt: skip
+        proc = run(job, base_env(), timeout=RUN_TIMEOUT, cwd=tmp_path)
+        assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr
+        res = json.loads(proc.stdout[proc.stdout.index("{") :])
+        jobs = res["jobs"][0]
+        assert jobs["error"] == 0 and jobs["write"]["io_bytes"] == 4 << 20, jobs["error"]
+        assert jobs["read"]["io_bytes"] == 4 << 20  # the verify pass read it all back
+    finally:
+        m.unmount()
+
+
+def test_second_mount_on_a_directory_is_one_line(
+    fuse_ok: None, instance: Instance, tmp_path: Path
+) -> None:
+    m = Mount(instance, tmp_path / "mnt", False, instance.env)
+    try:
+        line = one_line(cli(instance, "mount", str(m.mnt)), 1, "is already a mount point")
+        assert line.startswith("loggp-pfs: mount: ")
+    finally:
+        m.unmount()
