@@ -71,6 +71,7 @@ enum stress_kind {
 struct stress_buf {
 	struct fi_context2 ctx;
 	enum stress_kind kind;
+	bool busy;		/* send-type buffers: staged or awaiting completion */
 	enum stress_op op;	/* send-type buffers: what was posted */
 	int peer;		/* send-type buffers: the target rank */
 	uint64_t k;		/* RMA: the chunk's index */
@@ -162,6 +163,29 @@ int stress_progress(struct stress *s, const char *step, int *idle);
 /* A free send-type buffer, or NULL when WINDOW operations are out. */
 struct stress_buf *stress_tx_get(struct stress *s);
 void stress_tx_put(struct stress *s, struct stress_buf *b);
+
+/*
+ * A phase's operations, as stress_issue() posts them: stage() fills a free
+ * send-type buffer with the phase's operation i (b->op, b->peer, b->k, its
+ * bytes in *len), or returns NULL when none is free or all were staged;
+ * post() posts it and, on success, counts what only the phase counts;
+ * done() says whether the phase is over once posted operations were.
+ * Phases embed this first, so ph names the phase's own structure.
+ */
+struct stress_phase {
+	const char *step;
+	struct stress_buf *(*stage)(struct stress *s, const struct stress_phase *ph,
+				    uint64_t i, size_t *len);
+	int (*post)(struct stress *s, struct stress_buf *b, size_t len);
+	bool (*done)(const struct stress *s, const struct stress_phase *ph,
+		     uint64_t posted);
+};
+
+/*
+ * Posts a phase's operations, at most WINDOW outstanding, retrying one on
+ * -FI_EAGAIN after progressing the CQ, until the phase is done.
+ */
+int stress_issue(struct stress *s, const struct stress_phase *ph);
 /* Sends this rank's share of messages until all are sent and received. */
 int stress_run(struct stress *s);
 /* An MPI barrier that keeps libfabric progressing while it waits. */

@@ -75,7 +75,11 @@ static void stress_slot_expect(const struct stress *s, int src, int dst,
 	stress_fill(out + c.off, c.len, c.key);
 }
 
-/* The first byte at which slot k of src's region here differs, or -1. */
+/*
+ * The first byte at which have, slot k of src's region in dst's window,
+ * differs from what src wrote, or -1.  A window's bytes may change while
+ * they are compared, as a write lands.
+ */
 static long stress_slot_diff(struct stress *s, const char *have, int src,
 			     int dst, uint64_t k)
 {
@@ -84,9 +88,9 @@ static long stress_slot_diff(struct stress *s, const char *have, int src,
 	stress_slot_expect(s, src, dst, k, s->scratch);
 	if (!memcmp(have, s->scratch, slot))
 		return -1;
-	for (i = 0; have[i] == s->scratch[i]; i++)
+	for (i = 0; i < slot && have[i] == s->scratch[i]; i++)
 		;
-	return (long)i;
+	return i < slot ? (long)i : -1;
 }
 
 static uint64_t stress_counter(const struct stress *s)
@@ -109,36 +113,84 @@ static uint64_t stress_counter_expect(const struct stress *s)
 	return sum;
 }
 
-/*
- * Fills b for its operation (b->op, b->peer, b->k) and posts it: a write's
- * chunk, an atomic's amount, or a read of the whole slot into a buffer
- * poisoned first, so that bytes a read never delivered are seen.
- */
-static int stress_rma_post(struct stress *s, struct stress_buf *b, size_t *len)
-{
-	struct stress_peer *p = &s->peer[b->peer];
-	size_t slot = stress_slot(s);
-	struct stress_chunk c = stress_chunk(s->o.seed, s->rank, b->peer, b->k, slot);
-	uint64_t at = p->win_addr + stress_slot_off(s, s->rank, b->k);
-	fi_addr_t to = s->addr[b->peer];
+/* The order of a phase's operations: ops[] to each peer in turn, for each k. */
+struct stress_rma_order {
+	struct stress_phase ph;
+	enum stress_op ops[2];
+	int nops;
+	uint64_t k_step;
+	uint64_t n;		/* operations in all */
+};
 
+/*
+ * Fills a free buffer for operation i: a write's chunk, an atomic's amount,
+ * or, for a read of the whole slot, poison, so that bytes a read never
+ * delivered are seen.
+ */
+static struct stress_buf *stress_rma_stage(struct stress *s, const struct stress_phase *ph,
+					   uint64_t i, size_t *len)
+{
+	const struct stress_rma_order *ord = (const struct stress_rma_order *)ph;
+	uint64_t peers = (uint64_t)s->nranks - 1, rest;
+	struct stress_chunk c;
+	struct stress_buf *b;
+
+	if (i == ord->n || !(b = stress_tx_get(s)))
+		return NULL;
+	rest = i / (uint64_t)ord->nops;
+	b->op = ord->ops[i % (uint64_t)ord->nops];
+	b->peer = (int)((s->rank + 1 + rest % peers) % (uint64_t)s->nranks);
+	b->k = rest / peers * ord->k_step;
+	c = stress_chunk(s->o.seed, s->rank, b->peer, b->k, stress_slot(s));
 	switch (b->op) {
 	case STRESS_OP_WRITE:
 		*len = c.len;
 		stress_fill(b->data, c.len, c.key);
-		return (int)fi_write(s->ep, b->data, c.len, s->desc, to, at + c.off,
-				     p->win_key, &b->ctx);
+		break;
 	case STRESS_OP_READ:
-		*len = slot;
-		memset(b->data, 0xa5, slot);
-		return (int)fi_read(s->ep, b->data, slot, s->desc, to, at,
-				    p->win_key, &b->ctx);
+		*len = stress_slot(s);
+		memset(b->data, 0xa5, *len);
+		break;
 	default:
 		*len = sizeof(c.addend);
 		memcpy(b->data, &c.addend, sizeof(c.addend));
-		return (int)fi_atomic(s->ep, b->data, 1, s->desc, to, p->win_addr,
-				      p->win_key, FI_UINT64, FI_SUM, &b->ctx);
+		break;
 	}
+	return b;
+}
+
+static int stress_rma_post(struct stress *s, struct stress_buf *b, size_t len)
+{
+	struct stress_peer *p = &s->peer[b->peer];
+	uint64_t at = p->win_addr + stress_slot_off(s, s->rank, b->k);
+	fi_addr_t to = s->addr[b->peer];
+	int ret;
+
+	switch (b->op) {
+	case STRESS_OP_WRITE:
+		at += stress_chunk(s->o.seed, s->rank, b->peer, b->k, stress_slot(s)).off;
+		ret = (int)fi_write(s->ep, b->data, len, s->desc, to, at, p->win_key,
+				    &b->ctx);
+		break;
+	case STRESS_OP_READ:
+		ret = (int)fi_read(s->ep, b->data, len, s->desc, to, at, p->win_key,
+				   &b->ctx);
+		break;
+	default:
+		ret = (int)fi_atomic(s->ep, b->data, 1, s->desc, to, p->win_addr,
+				     p->win_key, FI_UINT64, FI_SUM, &b->ctx);
+		break;
+	}
+	if (!ret)
+		s->rma_posted++;
+	return ret;
+}
+
+static bool stress_rma_done(const struct stress *s, const struct stress_phase *ph,
+			    uint64_t posted)
+{
+	return posted == ((const struct stress_rma_order *)ph)->n &&
+	       s->rma_done == s->rma_posted;
 }
 
 void stress_rma_complete(struct stress *s, struct stress_buf *b)
@@ -155,61 +207,6 @@ void stress_rma_complete(struct stress *s, struct stress_buf *b)
 		fprintf(stderr, "fi_stress: rank %d: slot %" PRIu64 " read back from "
 			"rank %d differs at byte %ld\n", s->rank, b->k, b->peer, at);
 	s->err.read++;
-}
-
-/* One step of an issue order: ops[] to each peer in turn, for each k. */
-struct stress_rma_order {
-	enum stress_op ops[2];
-	int nops;
-	uint64_t k_step;
-	uint64_t n;		/* operations in all */
-};
-
-static void stress_rma_at(const struct stress *s, const struct stress_rma_order *ord,
-			  uint64_t i, struct stress_buf *b)
-{
-	uint64_t rest = i / (uint64_t)ord->nops;
-	int peers = s->nranks - 1;
-
-	b->op = ord->ops[i % (uint64_t)ord->nops];
-	b->peer = (int)((s->rank + 1 + rest % (uint64_t)peers) % (uint64_t)s->nranks);
-	b->k = rest / (uint64_t)peers * ord->k_step;
-}
-
-/* Posts every operation of ord, at most WINDOW outstanding; waits for all. */
-static int stress_rma_issue(struct stress *s, const struct stress_rma_order *ord,
-			    const char *step)
-{
-	struct stress_buf *b = NULL;
-	uint64_t i = 0;
-	size_t len = 0;
-	int idle = 0, ret;
-
-	s->last_progress = stress_now();
-	while (i < ord->n || s->rma_done < s->rma_posted) {
-		if (!b && i < ord->n && (b = stress_tx_get(s)))
-			stress_rma_at(s, ord, i, b);
-		if (b) {
-			ret = stress_rma_post(s, b, &len);
-			if (!ret) {
-				s->peer[b->peer].ops++;
-				s->peer[b->peer].bytes += len;
-				s->op_count[b->op]++;
-				s->rma_posted++;
-				b = NULL;
-				i++;
-				idle = 0;
-				s->last_progress = stress_now();
-				continue;
-			}
-			if (ret != -FI_EAGAIN)
-				return stress_fail(s, stress_op_names[b->op], ret);
-		}
-		ret = stress_progress(s, step, &idle);
-		if (ret)
-			return ret;
-	}
-	return 0;
 }
 
 /* The first byte at which slot k from src in this rank's window differs, or -1. */
@@ -262,10 +259,16 @@ static int stress_rma_settle(struct stress *s)
 	return 0;
 }
 
+#define STRESS_RMA_PHASE(name) { .step = (name), .stage = stress_rma_stage, \
+				 .post = stress_rma_post, .done = stress_rma_done }
+
 int stress_rma_run(struct stress *s)
 {
-	struct stress_rma_order put = { .k_step = 1 }, get = {
-		.ops = { STRESS_OP_READ }, .nops = 1, .k_step = STRESS_READ_EVERY,
+	struct stress_rma_order put = {
+		.ph = STRESS_RMA_PHASE("writes and atomics"), .k_step = 1,
+	}, get = {
+		.ph = STRESS_RMA_PHASE("reads"), .ops = { STRESS_OP_READ }, .nops = 1,
+		.k_step = STRESS_READ_EVERY,
 	};
 	uint64_t peers = (uint64_t)s->nranks - 1, chunks = (uint64_t)s->o.chunks;
 	int ret;
@@ -282,13 +285,13 @@ int stress_rma_run(struct stress *s)
 	put.n = chunks * peers * (uint64_t)put.nops;
 	get.n = stress_has(s, STRESS_OP_READ) ?
 		(chunks + STRESS_READ_EVERY - 1) / STRESS_READ_EVERY * peers : 0;
-	if (put.n && (ret = stress_rma_issue(s, &put, "writes and atomics")))
-		return ret;
-	ret = stress_rma_settle(s);
+	ret = stress_issue(s, &put.ph);
+	if (!ret)
+		ret = stress_rma_settle(s);
 	if (!ret)
 		ret = stress_barrier(s, "window barrier");
-	if (!ret && get.n)
-		ret = stress_rma_issue(s, &get, "reads");
+	if (!ret)
+		ret = stress_issue(s, &get.ph);
 	return ret;
 }
 

@@ -70,11 +70,16 @@ int stress_fail(struct stress *s, const char *what, int ret)
 
 struct stress_buf *stress_tx_get(struct stress *s)
 {
-	return s->n_free ? s->tx_free[--s->n_free] : NULL;
+	struct stress_buf *b = s->n_free ? s->tx_free[--s->n_free] : NULL;
+
+	if (b)
+		b->busy = true;
+	return b;
 }
 
 void stress_tx_put(struct stress *s, struct stress_buf *b)
 {
+	b->busy = false;
 	s->tx_free[s->n_free++] = b;
 }
 
@@ -197,9 +202,12 @@ static int stress_cq_poll(struct stress *s)
 	return (int)n;
 }
 
+/* Operations a stall report names at most. */
+#define STRESS_STALL_OPS 8
+
 static void stress_report_stall(struct stress *s, const char *step)
 {
-	int i;
+	int i, n;
 
 	fprintf(stderr, "fi_stress: rank %d: no progress for %d s in %s\n",
 		s->rank, s->o.timeout_s, step);
@@ -221,6 +229,15 @@ static void stress_report_stall(struct stress *s, const char *step)
 		fprintf(stderr, "fi_stress: rank %d: %" PRIu64 " of %" PRIu64
 			" RMA and atomic operations completed\n", s->rank,
 			s->rma_done, s->rma_posted);
+	for (i = 0, n = 0; i < s->o.window && n < STRESS_STALL_OPS; i++) {
+		struct stress_buf *b = &s->tx[i];
+
+		if (!b->busy)
+			continue;
+		fprintf(stderr, "fi_stress: rank %d: %s %" PRIu64 " to rank %d not "
+			"completed\n", s->rank, stress_op_names[b->op], b->k, b->peer);
+		n++;
+	}
 }
 
 int stress_progress(struct stress *s, const char *step, int *idle)
@@ -279,15 +296,24 @@ int stress_plan(struct stress *s)
 	return 0;
 }
 
-/* Builds message j in a free send buffer; NULL if the window is full. */
-static struct stress_buf *stress_tx_stage(struct stress *s, uint64_t j, size_t *len)
+/* The message phase: this rank's share and what it expects back. */
+struct stress_msgs {
+	struct stress_phase ph;
+	uint64_t mine;		/* messages this rank sends */
+	uint64_t rx_expect;	/* and receives */
+};
+
+/* Builds message j in a free send buffer; NULL when none is free or all are built. */
+static struct stress_buf *stress_msg_stage(struct stress *s, const struct stress_phase *ph,
+					   uint64_t j, size_t *len)
 {
-	struct stress_buf *b = stress_tx_get(s);
+	const struct stress_msgs *m = (const struct stress_msgs *)ph;
+	struct stress_buf *b;
 	struct stress_hdr h;
 	uint64_t key;
 	int dst;
 
-	if (!b)
+	if (j == m->mine || !(b = stress_tx_get(s)))
 		return NULL;
 	dst = stress_dst(s, s->rank, j);
 	key = stress_key(s->o.seed, s->rank, dst, s->peer[dst].tx_posted);
@@ -304,18 +330,11 @@ static struct stress_buf *stress_tx_stage(struct stress *s, uint64_t j, size_t *
 	return b;
 }
 
-/* Posts a staged message with its operation (b->op says which). */
-static int stress_tx_post(struct stress *s, struct stress_buf *b, size_t len)
+static int stress_msg_post_op(struct stress *s, struct stress_buf *b, size_t len)
 {
 	fi_addr_t to = s->addr[b->peer];
 	uint64_t tag = stress_tag(s->rank, b->k);
-	bool fits = len <= s->info->tx_attr->inject_size;
 
-	b->op = stress_msg_op(s, b->k);
-	if (b->op == STRESS_OP_INJECT && !fits)
-		b->op = STRESS_OP_SEND;
-	else if (b->op == STRESS_OP_TINJECT && !fits)
-		b->op = STRESS_OP_TSEND;
 	switch (b->op) {
 	case STRESS_OP_SEND:
 		return (int)fi_send(s->ep, b->data, len, s->desc, to, &b->ctx);
@@ -328,45 +347,59 @@ static int stress_tx_post(struct stress *s, struct stress_buf *b, size_t len)
 	}
 }
 
-static void stress_tx_posted(struct stress *s, struct stress_buf *b, size_t len)
+/* Posts a staged message with its operation; an inject is done once posted. */
+static int stress_msg_post(struct stress *s, struct stress_buf *b, size_t len)
 {
 	struct stress_peer *p = &s->peer[b->peer];
+	bool fits = len <= s->info->tx_attr->inject_size;
+	int ret;
 
+	b->op = stress_msg_op(s, b->k);
+	if (b->op == STRESS_OP_INJECT && !fits)
+		b->op = STRESS_OP_SEND;
+	else if (b->op == STRESS_OP_TINJECT && !fits)
+		b->op = STRESS_OP_TSEND;
+	ret = stress_msg_post_op(s, b, len);
+	if (ret)
+		return ret;
 	p->tx_posted++;
-	p->ops++;
-	p->bytes += len;
-	s->op_count[b->op]++;
 	if (b->op == STRESS_OP_INJECT || b->op == STRESS_OP_TINJECT) {
 		p->tx_done++;
 		s->tx_done++;
 		stress_tx_put(s, b);
 	}
+	return 0;
 }
 
-/*
- * Sends this rank's share with at most WINDOW sends outstanding, retrying a
- * staged send on -FI_EAGAIN after progressing the CQ, until everything sent
- * has completed and everything expected has arrived.
- */
-int stress_run(struct stress *s)
+static bool stress_msgs_done(const struct stress *s, const struct stress_phase *ph,
+			     uint64_t posted)
 {
-	uint64_t j = 0, mine = stress_share(s, s->rank), rx_expect = 0;
-	struct stress_buf *b = NULL;
-	size_t len = 0;
-	int idle = 0, i, ret;
+	const struct stress_msgs *m = (const struct stress_msgs *)ph;
 
-	for (i = 0; i < s->nranks; i++)
-		rx_expect += s->peer[i].rx_expect;
+	if (s->err.magic + s->err.extra + s->err.dup)
+		return true;	/* counts can no longer add up; report now */
+	return posted == m->mine && s->tx_done == m->mine && s->rx_got == m->rx_expect;
+}
+
+int stress_issue(struct stress *s, const struct stress_phase *ph)
+{
+	struct stress_buf *b = NULL;
+	uint64_t posted = 0;
+	size_t len = 0;
+	int idle = 0, ret;
+
 	s->last_progress = stress_now();
-	while (j < mine || s->tx_done < mine || s->rx_got < rx_expect) {
-		if (!b && j < mine)
-			b = stress_tx_stage(s, j, &len);
+	while (!ph->done(s, ph, posted)) {
+		if (!b)
+			b = ph->stage(s, ph, posted, &len);
 		if (b) {
-			ret = stress_tx_post(s, b, len);
+			ret = ph->post(s, b, len);
 			if (!ret) {
-				stress_tx_posted(s, b, len);
+				s->peer[b->peer].ops++;
+				s->peer[b->peer].bytes += len;
+				s->op_count[b->op]++;
 				b = NULL;
-				j++;
+				posted++;
 				idle = 0;
 				s->last_progress = stress_now();
 				continue;
@@ -374,13 +407,25 @@ int stress_run(struct stress *s)
 			if (ret != -FI_EAGAIN)
 				return stress_fail(s, stress_op_names[b->op], ret);
 		}
-		ret = stress_progress(s, "data exchange", &idle);
+		ret = stress_progress(s, ph->step, &idle);
 		if (ret)
 			return ret;
-		if (s->err.magic + s->err.extra + s->err.dup)
-			break;	/* counts can no longer add up; report now */
 	}
 	return 0;
+}
+
+int stress_run(struct stress *s)
+{
+	struct stress_msgs m = {
+		.ph = { .step = "data exchange", .stage = stress_msg_stage,
+			.post = stress_msg_post, .done = stress_msgs_done },
+		.mine = stress_share(s, s->rank),
+	};
+	int i;
+
+	for (i = 0; i < s->nranks; i++)
+		m.rx_expect += s->peer[i].rx_expect;
+	return stress_issue(s, &m.ph);
 }
 
 /*
