@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 from conftest import (
     MPI_OWN_TRANSPORT,
+    STRESS_OPS,
     base_env,
     json_line,
     mpi_over_ofi,
@@ -48,6 +49,7 @@ def test_mpi_prog_over_ofi_plain(mpirun_bin: str, argv: list[str]) -> None:
 def test_fi_stress_plain(mpirun_bin: str, provider: str, ep: str, np: int) -> None:
     env = base_env()
     argv = [str(prog_path("fi_stress")), "-p", provider, "-e", ep, "-m", "3000", "-t", "60"]
+    argv += ["-o", STRESS_OPS[provider]]
     res = run(mpirun_cmd(mpirun_bin, np, argv, MPI_OWN_TRANSPORT, env), env, timeout=180)
     assert res.returncode == 0, res.stdout + res.stderr
     summary = json_line(res.stdout)
@@ -77,3 +79,17 @@ def test_fi_stress_detects_mismatch(mpirun_bin: str) -> None:
     assert res.returncode != 0, res.stdout + res.stderr
     summary = json_line(res.stdout)
     assert summary["ok"] is False and int(dict(summary["errors"])["size"]) > 0, summary
+
+
+def test_fi_stress_detects_window_mismatch(mpirun_bin: str) -> None:
+    """The window checks are not vacuous: with different seeds no rank's window
+    ever holds what it expects, which must be named and fail the run within
+    the timeout (-t)."""
+    env = base_env()
+    prog = str(prog_path("fi_stress"))
+    common = ["-p", "tcp;ofi_rxm", "-m", "20", "-k", "8", "-o", "send,write,atomic", "-t", "2"]
+    cmd = mpirun_cmd(mpirun_bin, 1, [prog, *common, "-s", "1"], MPI_OWN_TRANSPORT, env)
+    cmd += [":", "-np", "1", prog, *common, "-s", "2"]
+    res = run(cmd, env, timeout=120)
+    assert res.returncode != 0, res.stdout + res.stderr
+    assert "written by rank" in res.stderr and "expected" in res.stderr, res.stderr

@@ -2,7 +2,8 @@
 /*
  * Message contents of fi_stress: the header every message carries, the
  * deterministic size and payload of the k-th message from one rank to
- * another, and the checksum that proves the payload arrived intact.
+ * another, and the checksum that proves the payload arrived intact; and
+ * where the k-th RMA chunk from one rank lands in another's window.
  *
  * Everything is a pure function of (seed, src, dst, k), so a receiver can
  * recompute the size it must see without any extra traffic.  Sizes are
@@ -88,6 +89,34 @@ static inline uint64_t stress_sum(const void *buf, size_t len)
 	for (; i < len; i++)
 		h = (h ^ p[i]) * 0x100000001b3ULL;
 	return (h ^ len) * 0x100000001b3ULL;
+}
+
+/* Chunks draw from keys of their own, so no chunk repeats a message. */
+#define STRESS_CHUNK_SALT 0x524d4153u	/* "RMAS" */
+
+/*
+ * The k-th chunk src writes into dst's window: len bytes (log-uniform in
+ * [1, slot / 2]) at off within the chunk's slot, filled by stress_fill(key),
+ * and the amount src's k-th atomic adds to dst's counter.
+ */
+struct stress_chunk {
+	uint64_t key;
+	size_t off;
+	size_t len;
+	uint64_t addend;
+};
+
+static inline struct stress_chunk stress_chunk(uint64_t seed, uint32_t src,
+					       uint32_t dst, uint64_t k,
+					       size_t slot)
+{
+	struct stress_chunk c;
+
+	c.key = stress_key(seed ^ STRESS_CHUNK_SALT, src, dst, k);
+	c.len = stress_size(c.key, slot / 2);
+	c.off = stress_mix(c.key ^ 1) % (slot - c.len + 1);
+	c.addend = (stress_mix(c.key ^ 2) & 0xffff) + 1;
+	return c;
 }
 
 #endif /* STRESS_MSG_H */
