@@ -32,8 +32,8 @@ knobs, and its time against the least the knobs allow (elapsed_bound_ns):
   own window of 8 unacknowledged packets keeps the shim's queue short, so
   the queue limit cannot be reached through it.
 
-tcp;ofi_rxm runs no atomics beneath the shim: there they lose completions, a
-shim bug that test_stress_rxm_atomics reproduces (xfail).
+tcp;ofi_rxm's 100k runs have no atomics yet; test_stress_rxm_atomics holds
+the fix of the shim bug they met (completions read out of order).
 """
 
 from __future__ import annotations
@@ -257,21 +257,13 @@ def test_stress_paced_rxd(mpirun_bin, shim) -> None:
     assert check_elapsed(summary, PACED) >= 2e9
 
 
-@pytest.mark.xfail(
-    reason="shim bug: the progress thread's drain of a CQ (lgp_cq_drain, while the shim's own "
-    "posts are in flight) queues the real completions it reads at release time 0, ahead of "
-    "synthesised ones already due; ofi_rxm then sees an atomic's response before its request's "
-    "send completion and, once it has reused the request's buffer, takes that completion for "
-    "another operation (tests/README.md, Finding about ofi_rxm's atomics beneath the shim)",
-    strict=False,
-)
 def test_stress_rxm_atomics(mpirun_bin, shim) -> None:
-    """Reproducer: atomics interleaved with writes over tcp;ofi_rxm beneath
-    active pacing.  Some writes and atomics never complete at the initiator
-    though their target has them (4 to 5 runs of 10 here; never bare, at zero
-    knobs, with writes or atomics alone, or without the drain); a read after
-    them may complete before its data.  Each attempt stalls within its -t and
-    names the operations not completed; up to 4 attempts."""
+    """Atomics interleaved with writes over tcp;ofi_rxm beneath active pacing,
+    four runs.  When the progress thread's drain queued the real completions it
+    read ahead of synthesised ones already due, some writes and atomics never
+    completed at the initiator in 4 to 5 runs of 10 (tests/README.md, "Finding
+    about ofi_rxm's atomics beneath the shim"); each run stalls within its -t
+    and names the operations not completed."""
     argv = [str(prog_path("fi_stress")), "-p", "tcp;ofi_rxm", "-m", "100", "-k", "2048"]
     argv += ["-o", "send,write,atomic", "-t", "5"]
     for _ in range(4):

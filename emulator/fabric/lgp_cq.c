@@ -230,14 +230,22 @@ void lgp_cq_drain(struct lgp_cq *cq)
 		for (i = 0; i < got; i++) {
 			if (lgp_cq_consume_own(cq, raw, (size_t) i, &e))
 				continue;
-			/* The application's: due at once on its next read. */
+			/*
+			 * The application's: due now, so behind every
+			 * synthesised completion already due.  Those happened
+			 * first (a request's send completion before its
+			 * response), and ofi_rxm reuses a request's buffer on
+			 * the response: read in the other order, it takes the
+			 * late send completion for the operation that reused it.
+			 */
 			keep = lgp_req_alloc();
 			if (!keep) {
 				LGP_WARN(FI_LOG_CQ, "completion lost while draining\n");
 				continue;
 			}
 			keep->app_context = e.op_context;
-			lgp_cq_synth(cq, 0, keep, e.flags, e.len, e.buf, e.data, e.tag);
+			lgp_cq_synth(cq, lgp_now_ns(), keep, e.flags, e.len, e.buf,
+				     e.data, e.tag);
 		}
 		if (got != LGP_CQ_BATCH)
 			break;
