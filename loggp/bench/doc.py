@@ -4,12 +4,32 @@ section between its own begin and end markers and replaces only that section.
 
 from __future__ import annotations
 
+import argparse
 import datetime
+import json
 import os
 import platform
 import subprocess
 from pathlib import Path
 from typing import Any
+
+
+def parser(name: str, description: str, json_name: str) -> argparse.ArgumentParser:
+    """The options every benchmark takes: --build, --out (its JSON document in docs/) and
+    --markdown (the page its section goes to)."""
+    ap = argparse.ArgumentParser(prog=f"loggp bench {name}", description=description)
+    ap.add_argument("--build", type=Path, default=Path("build"), help="CMake build directory")
+    ap.add_argument("--out", type=Path, default=Path("docs") / json_name)
+    ap.add_argument("--markdown", type=Path, default=Path("docs/benchmarks.md"))
+    return ap
+
+
+def publish(tool: str, doc: dict[str, Any], args: argparse.Namespace, section: str,
+            begin: str, end: str) -> None:  # fmt: skip
+    """Writes the JSON document to args.out and the section into args.markdown."""
+    args.out.write_text(json.dumps(doc, indent=1) + "\n")
+    write_section(args.markdown, section, begin, end)
+    print(f"{tool}: wrote {args.out} and {args.markdown}")
 
 
 def write_section(path: Path, section: str, begin: str, end: str) -> None:

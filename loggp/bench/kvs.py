@@ -12,7 +12,6 @@ an otherwise idle machine: with 8 processes on 2 cores, other work shows in ever
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import shutil
@@ -22,7 +21,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from loggp.bench.doc import machine, write_section
+from loggp.bench.doc import machine, parser, publish
 
 NAME = "kvs"
 SUMMARY = "KVS phase maxima (KAP) at 2, 4, 8 processes, without the shim and at ΔL 10, 100 µs"
@@ -124,18 +123,13 @@ def markdown(doc: dict[str, Any]) -> str:
 
 
 def main(argv: list[str]) -> int:
-    ap = argparse.ArgumentParser(prog=f"loggp bench {NAME}", description=__doc__.splitlines()[0])
-    ap.add_argument("--build", type=Path, default=Path("build"))
+    ap = parser(NAME, __doc__.splitlines()[0], "benchmarks-kvs.json")
     ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--out", type=Path, default=Path("docs/benchmarks-kvs.json"))
-    ap.add_argument("--markdown", type=Path, default=Path("docs/benchmarks.md"))
     args = ap.parse_args(argv)
     build = args.build.resolve()
     if not (build / "workloads" / "kap" / "kap").is_file():
         sys.exit(f"{TOOL}: {build}/workloads/kap/kap not built (cmake --build {build})")
     doc = {"tool": TOOL, "machine": machine(), "repeats": args.repeats}
     doc["rows"] = measure(build, args.repeats)
-    args.out.write_text(json.dumps(doc, indent=1) + "\n")
-    write_section(args.markdown, markdown(doc), BEGIN, END)
-    print(f"{TOOL}: wrote {args.out} and {args.markdown}")
+    publish(TOOL, doc, args, markdown(doc), BEGIN, END)
     return 0

@@ -13,7 +13,6 @@ the server has fewer cores than threads.
 
 from __future__ import annotations
 
-import argparse
 import json
 import re
 import shutil
@@ -25,7 +24,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from loggp.bench.doc import machine, write_section
+from loggp.bench.doc import machine, parser, publish
 
 NAME = "kvserver"
 SUMMARY = "loggp-kvserver replies/s and latency per queue x store at 1, 2, 4 threads (wrk)"
@@ -157,12 +156,9 @@ def markdown(doc: dict[str, Any]) -> str:
 
 
 def main(argv: list[str]) -> int:
-    ap = argparse.ArgumentParser(prog=f"loggp bench {NAME}", description=__doc__.splitlines()[0])
-    ap.add_argument("--build", type=Path, default=Path("build"))
+    ap = parser(NAME, __doc__.splitlines()[0], "benchmarks-kvserver.json")
     ap.add_argument("--connections", type=int, default=16)
     ap.add_argument("--duration", type=int, default=4)
-    ap.add_argument("--out", type=Path, default=Path("docs/benchmarks-kvserver.json"))
-    ap.add_argument("--markdown", type=Path, default=Path("docs/benchmarks.md"))
     args = ap.parse_args(argv)
     build = args.build.resolve()
     if not (build / "services" / "kvserver" / "loggp-kvserver").is_file():
@@ -170,7 +166,5 @@ def main(argv: list[str]) -> int:
     doc = {"tool": TOOL, "machine": machine(), "connections": args.connections,
            "duration": args.duration}  # fmt: skip
     doc["rows"] = measure(build, args.connections, args.duration)
-    args.out.write_text(json.dumps(doc, indent=1) + "\n")
-    write_section(args.markdown, markdown(doc), BEGIN, END)
-    print(f"{TOOL}: wrote {args.out} and {args.markdown}")
+    publish(TOOL, doc, args, markdown(doc), BEGIN, END)
     return 0
