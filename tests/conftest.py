@@ -24,6 +24,8 @@ from typing import Any
 
 import pytest
 
+from loggp.run.shmregion import remove_stale_regions
+
 REPO = Path(__file__).resolve().parent.parent
 BUILD = Path(os.environ.get("LOGGP_BUILD", REPO / "build")).resolve()
 SHIM_DIR = BUILD / "emulator" / "fabric"
@@ -167,6 +169,14 @@ class ShimEnv:
 
     def provider_msgs(self, provider: str) -> int:
         return sum(int(s.get("msgs", 0)) for s in self.stats() if s.get("provider") == provider)
+
+
+@pytest.fixture(autouse=True)
+def _no_stale_shm_regions() -> None:
+    """Tests kill processes (timeouts, crash cases) whose shm files would make a later
+    process with a reused pid fail fi_enable (loggp/run/shmregion.py); loggp run and
+    loggp exec clear them the same way."""
+    remove_stale_regions()
 
 
 @pytest.fixture(scope="session")

@@ -14,6 +14,7 @@ from loggp.errors import UsageError
 from loggp.plan.knobs import inherited_knob_env
 from loggp.run.proc import run_foreground
 from loggp.run.shim import process_env
+from loggp.run.shmregion import remove_stale_regions
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -56,4 +57,5 @@ def cmd_exec(args: argparse.Namespace, console: Console) -> int:
             "only the knob options given here apply",
             file=sys.stderr,
         )
+    remove_stale_regions()
     return run_foreground(argv, env, args.timeout, f"command '{argv[0]}'")

@@ -36,6 +36,7 @@ from loggp.results.rundir import RunRecord, plan_entry, write_run
 from loggp.results.store import PointRecord, Store
 from loggp.run.launch import Launch, point_launch
 from loggp.run.provenance import provenance
+from loggp.run.shmregion import remove_stale_regions
 from loggp.run.wirerun import WireSession
 
 _TAIL_LINES = 20
@@ -170,6 +171,7 @@ def run_point(exp: Experiment, p: Point, run_dir: Path, opts: RunOptions) -> Poi
             return _not_run(p, point_dir, f"cannot set the point's knobs on the wire: {e}")
     launch = point_launch(exp, p.workload, p.knobs, point_dir, opts.exp_dir)
     (point_dir / "command").write_text(" ".join(launch.argv) + "\n")
+    remove_stale_regions()  # a killed point's shm files would collide with reused pids
     started = time.time()
     t0 = time.monotonic()
     rc, timed_out = _execute(launch, point_dir, exp.workload_timeout(p.workload))
