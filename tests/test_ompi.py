@@ -18,6 +18,9 @@ message count: 12 iterations must carry many more libfabric messages than 2.
 
 from __future__ import annotations
 
+import json
+import sys
+
 import pytest
 from conftest import (
     NONZERO_KNOBS,
@@ -92,3 +95,19 @@ def test_ompi_shm_refused_or_correct(mpirun_bin) -> None:
         assert json_line(res.stdout)["ok"] is True
     else:
         assert "PML cm cannot be selected" in res.stdout + res.stderr, res.stdout + res.stderr
+
+
+def test_exec_mpirun_without_mca_flags_is_delayed(mpirun_bin, tmp_path) -> None:
+    """`loggp exec -- mpirun` with no MCA flags: Open MPI's default path and Debian's
+    `mtl = ^ofi` would bypass libfabric; exec sets pml cm and mtl ofi, so each leg of the
+    ping-pong carries ΔL = 100 us."""
+    stats = tmp_path / "stats.jsonl"
+    mpi = [mpirun_bin, "-np", "2", "--oversubscribe", str(prog_path("mpi_pingpong")), "-i", "50"]
+    cmd = [sys.executable, "-m", "loggp", "exec", "--latency", "100us", "--stats", str(stats)]
+    res = run([*cmd, "--", *mpi], base_env(), timeout=180)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "OMPI_MCA_pml=cm OMPI_MCA_mtl=ofi" in res.stderr, res.stderr
+    half_rtt = json_line(res.stdout)["results"][0]["half_rtt_us"]
+    assert half_rtt >= 90, f"half round trip {half_rtt} us: the shim's 100 us are missing"
+    lines = [json.loads(line) for line in stats.read_text().splitlines()]
+    assert sum(int(s["msgs"]) for s in lines) >= 100, lines

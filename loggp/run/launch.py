@@ -28,6 +28,7 @@ from loggp.net.netns import tool
 from loggp.net.testbed import State, TestbedError, host_addr, host_ns, require, workload_cpus
 from loggp.plan.experiment import Experiment, Workload
 from loggp.plan.knobs import KnobSet, check_env
+from loggp.run.ompi import shim_mca_args
 from loggp.run.shim import REPO_ROOT, build_dir, process_env
 
 
@@ -187,7 +188,7 @@ def _mpi_argv(exp: Experiment, w: Workload, env: dict[str, str], point_dir: Path
     # Under netns the ranks share a hostname and /dev/shm: only btl tcp keeps them on eth0.
     btl = "self,tcp" if launcher.kind == "netns" else "^ofi"
     argv += [
-        "--mca", "pml", "cm", "--mca", "mtl", "ofi",
+        *shim_mca_args(),
         "--mca", "mtl_ofi_provider_include", exp.emulator.provider, "--mca", "btl", btl,
     ]  # fmt: skip
     for name in sorted(env):
