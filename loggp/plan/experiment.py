@@ -25,6 +25,7 @@ from typing import Annotated, Any, Literal
 from pydantic import (
     AfterValidator,
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     ValidationError,
@@ -34,6 +35,7 @@ from pydantic import (
 
 from loggp.errors import LoggpError
 from loggp.plan.knobs import Knob, KnobSet, conflict, parse_knob
+from loggp.plan.placeholders import INSTANCE_NAMES, POINT_NAMES, names_in, service_ref
 from loggp.plan.yamlpos import Located, Path_, load_located
 
 SCHEMA_VERSION = 1
@@ -88,6 +90,16 @@ def _check_name(v: str) -> str:
 Name = Annotated[str, AfterValidator(_check_name)]
 
 
+def _arg_strings(v: Any) -> Any:
+    """Numbers in a list of program arguments are taken as written."""
+    if isinstance(v, list):
+        return [str(a) if isinstance(a, int | float) and not isinstance(a, bool) else a for a in v]
+    return v
+
+
+Args = Annotated[list[str], BeforeValidator(_arg_strings)]
+
+
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -105,20 +117,11 @@ class Workload(_Model):
     name: Name
     kind: Literal["mpi", "process"] = "mpi"
     program: str
-    args: list[str] = []
+    args: Args = []
     ranks: Annotated[int, Field(ge=1, le=4096)] = 2
     metric: str = "time_s"
     higher_is_better: bool = False
     timeout: float | None = None
-
-    @field_validator("args", mode="before")
-    @classmethod
-    def _args(cls, v: Any) -> Any:
-        if isinstance(v, list):
-            return [
-                str(a) if isinstance(a, int | float) and not isinstance(a, bool) else a for a in v
-            ]
-        return v
 
     @field_validator("timeout", mode="before")
     @classmethod
@@ -130,6 +133,40 @@ class Workload(_Model):
         if self.kind == "process" and self.ranks != 1:
             raise ValueError("a workload of kind 'process' runs one process: set ranks: 1")
         return self
+
+
+class Service(_Model):
+    """A server started before each point and stopped after it (docs/experiments.md)."""
+
+    name: Name
+    program: str
+    args: Args = []
+    count: Annotated[int, Field(ge=1, le=64)] = 1
+    hosts: list[Annotated[int, Field(ge=0)]] = []
+    ready: str
+    ready_timeout: float = 30.0
+    stop_timeout: float = 10.0
+    shim: bool = True
+
+    @field_validator("ready_timeout", "stop_timeout", mode="before")
+    @classmethod
+    def _duration(cls, v: Any) -> float:
+        return parse_duration(v)
+
+    @field_validator("ready")
+    @classmethod
+    def _pattern(cls, v: str) -> str:
+        try:
+            re.compile(v)
+        except re.error as e:
+            raise ValueError(
+                f"bad pattern {v!r}: {e} (expected a Python regular expression)"
+            ) from None
+        return v
+
+    def fields(self) -> set[str]:
+        """What ${service.NAME.FIELD} may name: host, and the ready pattern's groups."""
+        return {"host", *re.compile(self.ready).groupindex}
 
 
 class Launcher(_Model):
@@ -190,6 +227,7 @@ class Experiment(_Model):
     launcher: Launcher = Launcher()
     emulator: Emulator = Emulator()
     sweep: Sweep = Sweep()
+    services: list[Service] = []
     workloads: Annotated[list[Workload], Field(min_length=1)]
 
     @field_validator("timeout", mode="before")
@@ -205,7 +243,55 @@ class Experiment(_Model):
             raise ValueError(f"workload names must be unique: {', '.join(dup)} repeated")
         if self.emulator.shim == "none" and (self.sweep.knobs or self.emulator.baseline):
             raise ValueError("shim: none adds no delays: remove sweep.knobs and baseline")
+        self._check_services()
         return self
+
+    def _check_services(self) -> None:
+        names = [s.name for s in self.services]
+        dup = sorted({n for n in names if names.count(n) > 1})
+        if dup:
+            raise ValueError(f"service names must be unique: {', '.join(dup)} repeated")
+        for i, svc in enumerate(self.services):
+            if svc.hosts and self.launcher.kind != "netns":
+                raise ValueError(
+                    f"services[{i}].hosts: testbed hosts need launcher: {{kind: netns}}"
+                )
+            for arg in svc.args:
+                self._check_placeholders(f"services[{i}].args", arg, i, INSTANCE_NAMES)
+        for i, w in enumerate(self.workloads):
+            for arg in w.args:
+                self._check_placeholders(f"workloads[{i}].args", arg, len(self.services))
+
+    def _check_placeholders(
+        self, where: str, arg: str, known: int, local: frozenset[str] = frozenset()
+    ) -> None:
+        """Every ${...} of arg names the point, one of local, or a field of one of the first
+        known services (those started before)."""
+        for name in names_in(arg):
+            if name in POINT_NAMES or name in local:
+                continue
+            ref = service_ref(name)
+            before = {s.name: s for s in self.services[:known]}
+            if ref is None:
+                accepted = sorted(POINT_NAMES | local) + ["service.NAME[I].FIELD"]
+                raise ValueError(
+                    f"{where}: unknown placeholder ${{{name}}} (accepted: {', '.join(accepted)})"
+                )
+            svc = before.get(ref[0])
+            if svc is None:
+                which = ", ".join(before) or "none"
+                raise ValueError(
+                    f"{where}: ${{{name}}} names no service started before (those: {which})"
+                )
+            if ref[1] >= svc.count:
+                raise ValueError(
+                    f"{where}: ${{{name}}}: service {svc.name} has {svc.count} instance(s)"
+                )
+            if ref[2] not in svc.fields():
+                raise ValueError(
+                    f"{where}: ${{{name}}}: service {svc.name} gives "
+                    f"{', '.join(sorted(svc.fields()))} (named groups of its ready pattern)"
+                )
 
     def workload_timeout(self, w: Workload) -> float:
         return w.timeout if w.timeout is not None else self.timeout
@@ -238,6 +324,7 @@ def _model_at(path: Path_) -> type[BaseModel] | None:
         "emulator": Emulator,
         "sweep": Sweep,
         "workloads": Workload,
+        "services": Service,
     }
     if not path:
         return Experiment

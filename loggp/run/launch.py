@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 import shlex
 import shutil
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,6 +29,7 @@ from loggp.net.netns import tool
 from loggp.net.testbed import State, TestbedError, host_addr, host_ns, require, workload_cpus
 from loggp.plan.experiment import Experiment, Workload
 from loggp.plan.knobs import KnobSet, check_env
+from loggp.plan.placeholders import substitute
 from loggp.run.ompi import shim_mca_args
 from loggp.run.shim import REPO_ROOT, build_dir, process_env
 
@@ -131,14 +133,14 @@ def netns_agent(prefix: str, hosts: int, out: Path) -> Path:
 def _netns_argv(exp: Experiment, ranks: int, env: dict[str, str], point_dir: Path) -> list[str]:
     """mpirun runs inside host 0 (its daemons connect back to it over the wire); every
     TCP path of Open MPI and libfabric is kept on eth0, the testbed's interface.  The
-    ranks keep off the wire's CPU (_pinned)."""
+    ranks keep off the wire's CPU (pinned)."""
     prefix = exp.launcher.netns_prefix
     state = _testbed(prefix)
     hostfile = netns_hostfile(prefix, state.hosts, exp.launcher.slots, point_dir / "hostfile")
     agent = netns_agent(prefix, state.hosts, point_dir / "rsh-agent")
     env["FI_TCP_IFACE"] = "eth0"
     return [
-        *_pinned(), tool("ip", "iproute2"), "netns", "exec", host_ns(prefix, 0), _mpirun(),
+        *pinned(), tool("ip", "iproute2"), "netns", "exec", host_ns(prefix, 0), _mpirun(),
         "--hostfile", str(hostfile), "--map-by", "node",
         "--mca", "plm_rsh_agent", str(agent), "--mca", "plm_rsh_no_tree_spawn", "1",
         "--mca", "oob_tcp_if_include", "eth0", "--mca", "btl_tcp_if_include", "eth0",
@@ -153,7 +155,7 @@ def _cpu_count() -> int:
     return len(cpus.split(",")) if cpus else 1
 
 
-def _pinned() -> list[str]:
+def pinned() -> list[str]:
     """taskset for a workload in the testbed: its processes (descendants inherit the
     affinity) keep off the wire's busy-polling CPU, so no rank ever stalls the wire."""
     cpus = workload_cpus()
@@ -204,6 +206,8 @@ def preflight(exp: Experiment, exp_dir: Path | None) -> None:
     _check_supported(exp)
     for w in exp.workloads:
         find_program(w.program, exp_dir)
+    for svc in exp.services:
+        find_program(svc.program, exp_dir)
         if w.kind == "mpi":
             _mpirun()
     if exp.launcher.kind == "mpirun" and exp.launcher.hostfile:
@@ -234,10 +238,13 @@ def point_launch(
     knobs: KnobSet,
     point_dir: Path,
     exp_dir: Path | None,
+    values: Mapping[str, str] | None = None,
 ) -> Launch:
-    """argv and environment of one point; LaunchError when it cannot run here."""
+    """argv and environment of one point; LaunchError when it cannot run here.  values
+    fill the placeholders of the workload's args (default: the point's own, no services)."""
     _check_supported(exp)
     program = find_program(w.program, exp_dir)
+    args = [substitute(a, values or {"point_dir": str(point_dir.resolve())}) for a in w.args]
     if exp.emulator.shim == "fabric":
         env = process_env(knobs, stats_file=point_dir / "stats.jsonl")
     else:
@@ -250,6 +257,6 @@ def point_launch(
             _testbed(exp.launcher.netns_prefix)
             ns0 = host_ns(exp.launcher.netns_prefix, 0)
             ip = tool("ip", "iproute2")
-            return Launch([*_pinned(), ip, "netns", "exec", ns0, str(program), *w.args], env)
-        return Launch([str(program), *w.args], env)
-    return Launch([*_mpi_argv(exp, w, env, point_dir), str(program), *w.args], env)
+            return Launch([*pinned(), ip, "netns", "exec", ns0, str(program), *args], env)
+        return Launch([str(program), *args], env)
+    return Launch([*_mpi_argv(exp, w, env, point_dir), str(program), *args], env)

@@ -36,6 +36,7 @@ from loggp.results.rundir import RunRecord, plan_entry, write_run
 from loggp.results.store import PointRecord, Store
 from loggp.run.launch import Launch, point_launch
 from loggp.run.provenance import provenance
+from loggp.run.services import ServiceError, Services
 from loggp.run.shmregion import remove_stale_regions
 from loggp.run.wirerun import WireSession
 
@@ -138,7 +139,8 @@ def _record(p: Point, **outcome: Any) -> PointRecord:
 
 
 def _not_run(p: Point, point_dir: Path, why: str) -> PointRecord:
-    """A point that could not start (the testbed's wire did not take its knobs)."""
+    """A point that could not start (the testbed's wire did not take its knobs, a service
+    did not become ready)."""
     (point_dir / "stderr").write_text(f"loggp: {why}\n")
     now = time.time()
     return _record(
@@ -169,14 +171,25 @@ def run_point(exp: Experiment, p: Point, run_dir: Path, opts: RunOptions) -> Poi
             wire_ports, wire_before = opts.wire.apply(p.knobs)
         except LoggpError as e:
             return _not_run(p, point_dir, f"cannot set the point's knobs on the wire: {e}")
-    launch = point_launch(exp, p.workload, p.knobs, point_dir, opts.exp_dir)
-    (point_dir / "command").write_text(" ".join(launch.argv) + "\n")
     remove_stale_regions()  # a killed point's shm files would collide with reused pids
-    started = time.time()
-    t0 = time.monotonic()
-    rc, timed_out = _execute(launch, point_dir, exp.workload_timeout(p.workload))
-    wall = time.monotonic() - t0
+    try:
+        with Services(exp, p.knobs, point_dir, opts.exp_dir) as services:
+            values = services.values
+            launch = point_launch(exp, p.workload, p.knobs, point_dir, opts.exp_dir, values)
+            (point_dir / "command").write_text(" ".join(launch.argv) + "\n")
+            started = time.time()
+            t0 = time.monotonic()
+            rc, timed_out = _execute(launch, point_dir, exp.workload_timeout(p.workload))
+            wall = time.monotonic() - t0
+            service_died = services.failure()
+    except ServiceError as e:
+        return _not_run(p, point_dir, str(e))
     status, value, result = _outcome(exp, p, point_dir, rc, timed_out)
+    if service_died is not None:
+        with (point_dir / "stderr").open("a") as f:
+            f.write(f"loggp: {service_died} while the point ran\n")
+        if status == "ok":
+            status, value = "failed", None
     stats = shim_stats(stats_path)
     if opts.wire is not None:
         try:

@@ -1,0 +1,194 @@
+"""An experiment's services: servers started before each point and stopped after it.
+
+Each instance runs in its own session (so stopping it ends everything it started) beneath
+the point's knobs when the shim is the fabric shim (and the service's `shim` is true), on
+this machine or, under the netns launcher, inside a testbed host.  A service is ready when a
+line of its output matches its `ready` pattern; the pattern's named groups, and the host's
+address, become `${service.NAME[I].FIELD}` values for the services after it and for the
+workload (loggp/plan/placeholders.py).  Instances start in the order of the file, each ready
+before the next starts, and stop in the reverse order: SIGTERM, then SIGKILL after
+stop_timeout.  Output goes to `<point dir>/service-NAME-I.log`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+
+from loggp.errors import LoggpError
+from loggp.net.netns import tool
+from loggp.net.testbed import host_addr, host_ns
+from loggp.plan.experiment import Experiment, Service
+from loggp.plan.knobs import KnobSet
+from loggp.plan.placeholders import service_key, substitute
+from loggp.run.launch import find_program, pinned
+from loggp.run.proc import exit_status, failure_line
+from loggp.run.shim import process_env
+
+LOCAL_HOST = "127.0.0.1"
+
+
+class ServiceError(LoggpError):
+    """A service did not start, did not become ready, or died during its point."""
+
+
+@dataclass
+class _Instance:
+    service: Service
+    index: int
+    host: str
+    log: Path
+    proc: subprocess.Popen[bytes]
+    ready: threading.Event = field(default_factory=threading.Event)
+    ended: threading.Event = field(default_factory=threading.Event)
+    settled: threading.Event = field(default_factory=threading.Event)  # ready or ended
+    groups: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def label(self) -> str:
+        return f"service {self.service.name}[{self.index}]"
+
+    def follow(self) -> None:
+        """Copies the output to the log until it ends, and notes the ready line."""
+        pattern = re.compile(self.service.ready)
+        assert self.proc.stdout is not None
+        with self.log.open("wb") as out:
+            for raw in self.proc.stdout:
+                out.write(raw)
+                out.flush()
+                if not self.ready.is_set():
+                    m = pattern.search(raw.decode("utf-8", errors="replace"))
+                    if m:
+                        self.groups = {k: v for k, v in m.groupdict().items() if v is not None}
+                        self.ready.set()
+                        self.settled.set()
+        self.ended.set()
+        self.settled.set()
+
+    def died(self) -> str:
+        rc = self.proc.wait()
+        detail = failure_line(self.log) or "no output"
+        return f"{self.label} exited with status {exit_status(rc)}: {detail} (log: {self.log})"
+
+
+class Services:
+    """The running services of one point; a context manager that stops them."""
+
+    def __init__(self, exp: Experiment, knobs: KnobSet, point_dir: Path, exp_dir: Path | None):
+        self.exp = exp
+        self.knobs = knobs
+        self.point_dir = point_dir
+        self.exp_dir = exp_dir
+        self.values: dict[str, str] = {"point_dir": str(point_dir.resolve())}
+        self._running: list[_Instance] = []
+        self._threads: list[threading.Thread] = []
+
+    def __enter__(self) -> Services:
+        try:
+            for svc in self.exp.services:
+                for i in range(svc.count):
+                    self._start(svc, i)
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def __exit__(
+        self, t: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.stop()
+
+    def _host(self, svc: Service, i: int) -> tuple[str, list[str]]:
+        """The instance's address and the command prefix that runs it there."""
+        if self.exp.launcher.kind != "netns":
+            return LOCAL_HOST, []
+        n = svc.hosts[i % len(svc.hosts)] if svc.hosts else 0
+        ns = host_ns(self.exp.launcher.netns_prefix, n)
+        return host_addr(n), [*pinned(), tool("ip", "iproute2"), "netns", "exec", ns]
+
+    def _env(self, svc: Service) -> dict[str, str]:
+        if self.exp.emulator.shim == "fabric" and svc.shim:
+            env = process_env(self.knobs, stats_file=self.point_dir / "stats.jsonl")
+        else:
+            env = process_env(None)
+        env["LOGGP_PROVIDER"] = self.exp.emulator.provider
+        if self.exp.launcher.kind == "netns":
+            env["FI_TCP_IFACE"] = "eth0"
+        return env
+
+    def _start(self, svc: Service, i: int) -> None:
+        host, prefix = self._host(svc, i)
+        local = {**self.values, "index": str(i), "count": str(svc.count), "host": host}
+        argv = [
+            *prefix,
+            str(find_program(svc.program, self.exp_dir)),
+            *(substitute(a, local) for a in svc.args),
+        ]
+        log = self.point_dir / f"service-{svc.name}-{i}.log"
+        try:
+            proc = subprocess.Popen(
+                argv,
+                env=self._env(svc),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        except OSError as e:
+            raise ServiceError(f"service {svc.name}[{i}]: cannot start {argv[0]}: {e}") from None
+        inst = _Instance(svc, i, host, log, proc)
+        self._running.append(inst)
+        follower = threading.Thread(target=inst.follow, name=inst.label, daemon=True)
+        follower.start()
+        self._threads.append(follower)
+        self._wait_ready(inst)
+        for name, value in {"host": host, **inst.groups}.items():
+            self.values[service_key(svc.name, i, name)] = value
+
+    def _wait_ready(self, inst: _Instance) -> None:
+        inst.settled.wait(inst.service.ready_timeout)
+        if inst.ready.is_set():
+            return
+        if inst.ended.is_set():
+            raise ServiceError(f"{inst.died()} before it was ready")
+        raise ServiceError(
+            f"{inst.label} printed no line matching {inst.service.ready!r} within "
+            f"{inst.service.ready_timeout:g} s (log: {inst.log})"
+        )
+
+    def failure(self) -> str | None:
+        """Why the point cannot be trusted: an instance that exited while it ran."""
+        for inst in self._running:
+            if inst.proc.poll() is not None:
+                return inst.died()
+        return None
+
+    def stop(self) -> None:
+        """SIGTERM to every instance's session in reverse order, SIGKILL after its
+        stop_timeout; waits for each."""
+        for inst in reversed(self._running):
+            _signal_group(inst.proc, signal.SIGTERM)
+            try:
+                inst.proc.wait(inst.service.stop_timeout)
+            except subprocess.TimeoutExpired:
+                _signal_group(inst.proc, signal.SIGKILL)
+                inst.proc.wait()
+            # The session may outlive its leader: end what is left of it.
+            _signal_group(inst.proc, signal.SIGKILL)
+        for t in self._threads:
+            t.join()
+        self._running.clear()
+        self._threads.clear()
+
+
+def _signal_group(proc: subprocess.Popen[bytes], sig: int) -> None:
+    try:
+        os.killpg(proc.pid, sig)
+    except ProcessLookupError:
+        pass
