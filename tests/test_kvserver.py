@@ -28,13 +28,15 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
-from conftest import BUILD, _kill_group, run
+from conftest import BUILD, _kill_group, json_line, run
 
 pytestmark = pytest.mark.integration
 
@@ -538,66 +540,37 @@ def test_lockfree_idle_workers_use_no_cpu(server_factory) -> None:
 
 # --- httperf -------------------------------------------------------------------
 
+HTTPERF_KEYS = 50
 
-def httperf_bin() -> str:
-    path = shutil.which("httperf")
-    if not path:
+
+def httperf(srv: Server, sessions: int, rate: int) -> dict[str, Any]:
+    """loggp-httperf (httperf's --wsesslog mixes of GET/PUT/DELETE, loggp/drivers) against
+    the server; its result line."""
+    if not shutil.which("httperf"):
         pytest.skip("httperf is not installed (Debian package httperf; make deps)")
-    return path
-
-
-def write_sessions(path: Path, sessions: int) -> int:
-    """A --wsesslog file of GET/PUT/DELETE mixes; returns the requests in it."""
-    rnd = random.Random(7)
-    lines, n = [], 0
-    for s in range(sessions):
-        for _ in range(rnd.randrange(3, 8)):
-            key = f"/kv/s{rnd.randrange(50)}"
-            op = rnd.random()
-            if op < 0.4:
-                lines.append(f"{key} method=PUT contents='value-{s}-{n}'")
-            elif op < 0.55:
-                lines.append(f"{key} method=DELETE")
-            else:
-                lines.append(key)
-            n += 1
-        lines.append("")
-    path.write_text("\n".join(lines) + "\n")
-    return n
-
-
-def httperf(srv: Server, tmp_path: Path, sessions: int, rate: int) -> dict[str, int]:
-    log = tmp_path / "sessions.log"
-    n = write_sessions(log, sessions)
-    cmd = [httperf_bin(), "--server", "127.0.0.1", "--port", str(srv.port),
-           "--wsesslog", f"{sessions},0,{log}", "--rate", str(rate), "--timeout", "5"]  # fmt: skip
+    cmd = [sys.executable, "-m", "loggp.drivers.httperf", "--server", "127.0.0.1",
+           "--port", str(srv.port), "--sessions", str(sessions), "--rate", str(rate),
+           "--keys", str(HTTPERF_KEYS)]  # fmt: skip
     proc = run(cmd, os.environ, timeout=120)
     assert proc.returncode == 0, proc.stderr
-    out = proc.stdout
-    counts = {
-        k: int(v) for k, v in re.findall(r"\b([a-z0-9-]+) (\d+)\b", out.split("Errors:", 1)[1])
-    }
-    replies = {k: int(v) for k, v in re.findall(r"\b(\dxx)=(\d+)", out)}
-    counts.update(replies)
-    counts["requests"] = n
-    counts["replies"] = sum(replies.values())
-    assert counts["fd-unavail"] == 0, "a run with fd-unavail > 0 is invalid:\n" + out
-    return counts
+    return json_line(proc.stdout)
 
 
 @pytest.mark.parametrize("q", ["lockfree", "reuseport"])
-def test_httperf_sessions_at_a_fixed_rate(server_factory, tmp_path: Path, q: str) -> None:
+def test_httperf_sessions_at_a_fixed_rate(server_factory, q: str) -> None:
     srv = server_factory("--queue", q, "--threads", "2")
-    c = httperf(srv, tmp_path, sessions=60, rate=40)
-    assert c["total"] == 0, c
-    assert c["replies"] == c["requests"] and c["5xx"] == 0 and c["3xx"] == 0, c
+    res = httperf(srv, sessions=60, rate=40)
+    assert res["valid"] is True, res
+    h = res["httperf"]
+    assert h["errors"]["total"] == 0 and h["errors"]["fd-unavail"] == 0, h
+    assert h["replies"] == h["requests"] == 60 * 5 and h["status"]["5xx"] == 0, h
     summary = srv.stop()
-    assert summary["requests"] == c["requests"]
+    assert summary["requests"] == h["requests"] + HTTPERF_KEYS  # and the fill's PUTs
     assert {"200", "201", "204", "404"} <= set(summary["status"])  # the mix reached the store
 
 
 @pytest.mark.slow
-def test_httperf_heavier_rate(server_factory, tmp_path: Path) -> None:
+def test_httperf_heavier_rate(server_factory) -> None:
     srv = server_factory("--queue", "mutex", "--threads", "4", "--store", "sharded")
-    c = httperf(srv, tmp_path, sessions=1000, rate=200)
-    assert c["total"] == 0 and c["replies"] == c["requests"] and c["5xx"] == 0, c
+    res = httperf(srv, sessions=1000, rate=200)
+    assert res["valid"] is True, res

@@ -122,6 +122,7 @@ class Workload(_Model):
     metric: str = "time_s"
     higher_is_better: bool = False
     timeout: float | None = None
+    services: list[str] | None = None
 
     @field_validator("timeout", mode="before")
     @classmethod
@@ -257,21 +258,37 @@ class Experiment(_Model):
                     f"services[{i}].hosts: testbed hosts need launcher: {{kind: netns}}"
                 )
             for arg in svc.args:
-                self._check_placeholders(f"services[{i}].args", arg, i, INSTANCE_NAMES)
+                self._check_placeholders(
+                    f"services[{i}].args", arg, self.services[:i], INSTANCE_NAMES
+                )
         for i, w in enumerate(self.workloads):
+            unknown = sorted(set(w.services or ()) - set(names))
+            if unknown:
+                raise ValueError(
+                    f"workloads[{i}].services: no service {', '.join(unknown)} "
+                    f"(those declared: {', '.join(names) or 'none'})"
+                )
+            mine = self.services_of(w)
             for arg in w.args:
-                self._check_placeholders(f"workloads[{i}].args", arg, len(self.services))
+                self._check_placeholders(f"workloads[{i}].args", arg, mine)
 
+    def services_of(self, w: Workload) -> list[Service]:
+        """The services started for w's points, in the file's order (all by default)."""
+        if w.services is None:
+            return list(self.services)
+        return [s for s in self.services if s.name in w.services]
+
+    @staticmethod
     def _check_placeholders(
-        self, where: str, arg: str, known: int, local: frozenset[str] = frozenset()
+        where: str, arg: str, started: list[Service], local: frozenset[str] = frozenset()
     ) -> None:
-        """Every ${...} of arg names the point, one of local, or a field of one of the first
-        known services (those started before)."""
+        """Every ${...} of arg names the point, one of local, or a field of one of the
+        services started before."""
+        before = {s.name: s for s in started}
         for name in names_in(arg):
             if name in POINT_NAMES or name in local:
                 continue
             ref = service_ref(name)
-            before = {s.name: s for s in self.services[:known]}
             if ref is None:
                 accepted = sorted(POINT_NAMES | local) + ["service.NAME[I].FIELD"]
                 raise ValueError(

@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 import shlex
 import shutil
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,7 +49,8 @@ class Launch:
 
 def find_program(program: str, exp_dir: Path | None) -> Path:
     """A workload program: absolute, or relative to the build directory, the experiment
-    file's directory or the repository, or a command on PATH."""
+    file's directory or the repository, or a command on PATH or installed with loggp
+    (beside its Python: the venv's drivers such as loggp-httperf)."""
     p = Path(program)
     if p.is_absolute():
         candidates = [p]
@@ -59,11 +61,13 @@ def find_program(program: str, exp_dir: Path | None) -> Path:
     for c in candidates:
         if c.is_file() and os.access(c, os.X_OK):
             return c.resolve()
-    found = shutil.which(program) if "/" not in program else None
-    if found:
-        return Path(found)
+    venv_bin = str(Path(sys.executable).parent)
+    if "/" not in program:
+        found = shutil.which(program) or shutil.which(program, path=venv_bin)
+        if found:
+            return Path(found)
     tried = ", ".join(str(c) for c in candidates)
-    raise LaunchError(f"workload program '{program}' not found (tried {tried} and PATH)")
+    raise LaunchError(f"program '{program}' not found (tried {tried}, PATH and {venv_bin})")
 
 
 def _mpirun() -> str:

@@ -173,7 +173,7 @@ def run_point(exp: Experiment, p: Point, run_dir: Path, opts: RunOptions) -> Poi
             return _not_run(p, point_dir, f"cannot set the point's knobs on the wire: {e}")
     remove_stale_regions()  # a killed point's shm files would collide with reused pids
     try:
-        with Services(exp, p.knobs, point_dir, opts.exp_dir) as services:
+        with Services(exp, p.workload, p.knobs, point_dir, opts.exp_dir) as services:
             values = services.values
             launch = point_launch(exp, p.workload, p.knobs, point_dir, opts.exp_dir, values)
             (point_dir / "command").write_text(" ".join(launch.argv) + "\n")

@@ -24,7 +24,7 @@ from types import TracebackType
 from loggp.errors import LoggpError
 from loggp.net.netns import tool
 from loggp.net.testbed import host_addr, host_ns
-from loggp.plan.experiment import Experiment, Service
+from loggp.plan.experiment import Experiment, Service, Workload
 from loggp.plan.knobs import KnobSet
 from loggp.plan.placeholders import service_key, substitute
 from loggp.run.launch import find_program, pinned
@@ -80,8 +80,16 @@ class _Instance:
 class Services:
     """The running services of one point; a context manager that stops them."""
 
-    def __init__(self, exp: Experiment, knobs: KnobSet, point_dir: Path, exp_dir: Path | None):
+    def __init__(
+        self,
+        exp: Experiment,
+        workload: Workload,
+        knobs: KnobSet,
+        point_dir: Path,
+        exp_dir: Path | None,
+    ):
         self.exp = exp
+        self.services = exp.services_of(workload)
         self.knobs = knobs
         self.point_dir = point_dir
         self.exp_dir = exp_dir
@@ -91,7 +99,7 @@ class Services:
 
     def __enter__(self) -> Services:
         try:
-            for svc in self.exp.services:
+            for svc in self.services:
                 for i in range(svc.count):
                     self._start(svc, i)
         except BaseException:

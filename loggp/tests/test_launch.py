@@ -57,7 +57,7 @@ def test_find_program(tmp_path: Path, fake_build: Path) -> None:
     prog.chmod(0o755)
     assert find_program("workloads/x/x", None) == prog.resolve()
     assert find_program("sh", None).name == "sh"  # from PATH
-    with pytest.raises(LaunchError, match="workload program 'nope/x' not found"):
+    with pytest.raises(LaunchError, match="program 'nope/x' not found"):
         find_program("nope/x", tmp_path)
 
 

@@ -214,7 +214,7 @@ def test_missing_program_is_a_clear_error(fake_build: Path, tmp_path: Path) -> N
     exp.write_text(exp.read_text().replace(str(tmp_path / "fake-workload"), "no-such-prog"))
     res = loggp("run", str(exp), "--out", str(tmp_path / "run"), "--no-prometheus")
     assert res.returncode == 2
-    assert "workload program 'no-such-prog' not found" in res.stderr
+    assert "program 'no-such-prog' not found" in res.stderr
 
 
 @pytest.mark.integration

@@ -130,6 +130,10 @@ def test_service_failures_fail_the_point(
          r"testbed hosts need launcher: \{kind: netns\}"),
         ("[{name: kv, program: x, ready: p, args: ['${service.kv.host}']}]", "[]",
          r"services\[0\].args: \$\{service.kv.host\} names no service started before"),
+        ("[{name: kv, program: x, ready: p}]", "[], services: [nope]",
+         r"workloads\[0\].services: no service nope \(those declared: kv\)"),
+        ("[{name: kv, program: x, ready: p}]", "['${service.kv.host}'], services: []",
+         r"names no service started before \(those: none\)"),
     ],
 )  # fmt: skip
 def test_placeholders_checked_at_load(services: str, args: str, message: str) -> None:
@@ -140,3 +144,14 @@ def test_placeholders_checked_at_load(services: str, args: str, message: str) ->
     )
     with pytest.raises(ExperimentError, match=message):
         parse_experiment(text, "exp.yaml")
+
+
+def test_each_workload_gets_the_services_it_names() -> None:
+    exp = parse_experiment(
+        "version: 1\nname: x\n"
+        "services: [{name: a, program: x, ready: p}, {name: b, program: x, ready: p}]\n"
+        "workloads:\n  - {name: all, program: p}\n  - {name: none, program: p, services: []}\n"
+        "  - {name: b, program: p, services: [b]}\n",
+        "exp.yaml",
+    )
+    assert [[s.name for s in exp.services_of(w)] for w in exp.workloads] == [["a", "b"], [], ["b"]]
