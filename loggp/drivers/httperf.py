@@ -1,13 +1,17 @@
 """`loggp-httperf`: httperf against a key-value HTTP server, reported as a workload result.
 
-    loggp-httperf --server HOST --port P [--rate R] [--sessions N] [--calls C] [--burst B]
-                  [--mix get|put|mixed] [--keys K] [--value-size B] [--timeout S] [--seed S]
+    loggp-httperf --server HOST --port P [--mode sessions|calls] [--rate R] [--sessions N]
+                  [--calls C] [--burst B] [--mix get|put|mixed] [--keys K] [--value-size B]
+                  [--timeout S] [--seed S]
 
-It fills the keys with PUTs (not measured), writes a `--wsesslog` file of N sessions of C
-requests each (every session one persistent connection; B requests of a session sent
-back to back without waiting, i.e. pipelined), runs Debian's httperf on it at R sessions per
-second (`--rate 0`: one session at a time, as the seed's set-up did), and prints the result
-line of docs/results.md:
+It fills the keys with PUTs (not measured), then runs Debian's httperf at R sessions per
+second (`--rate 0`: one session at a time, as the seed's set-up did), each session one
+persistent connection of C requests, B of them sent back to back without waiting for a
+reply (pipelined):
+  sessions  a `--wsesslog` file of N sessions of the mix (GET/PUT/DELETE);
+  calls     `--num-conns N --num-calls C --burst-length B` of GET /kv/k0 (`--mix get`).
+httperf starts each burst of a session log on its next timer tick (about 1 ms), so request
+times are only meaningful in `calls` mode.  It prints the result line of docs/results.md:
 
     metrics  time_s          httperf's test duration
              replies_per_s   replies / time_s
@@ -151,6 +155,7 @@ def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="loggp-httperf", description=__doc__.split("\n\n")[0])
     p.add_argument("--server", required=True, help="the server's address")
     p.add_argument("--port", type=int, required=True)
+    p.add_argument("--mode", choices=("sessions", "calls"), default="sessions")
     p.add_argument("--rate", type=float, default=0.0, help="sessions/s; 0: one at a time")
     p.add_argument("--sessions", type=positive, default=200)
     p.add_argument("--calls", type=positive, default=5, help="requests per session")
@@ -164,7 +169,10 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parser().parse_args(argv)
+    p = parser()
+    args = p.parse_args(argv)
+    if args.mode == "calls" and args.mix != "get":
+        p.error(f"--mode calls sends GETs only: give --mix get (not {args.mix})")
     httperf = shutil.which("httperf")
     if not httperf:
         print("loggp-httperf: httperf not found: install Debian's httperf", file=sys.stderr)
@@ -173,10 +181,15 @@ def main(argv: list[str] | None = None) -> int:
         fill(args.server, args.port, args.keys, args.value_size, args.timeout)
         with tempfile.TemporaryDirectory(prefix="loggp-httperf-") as tmp:
             log = Path(tmp) / "sessions"
-            requests = sessions_file(log, args)
             cmd = [httperf, "--server", args.server, "--port", str(args.port),
-                   "--wsesslog", f"{args.sessions},0,{log}", "--rate", f"{args.rate:g}",
-                   "--timeout", f"{args.timeout:g}"]  # fmt: skip
+                   "--rate", f"{args.rate:g}", "--timeout", f"{args.timeout:g}"]  # fmt: skip
+            if args.mode == "calls":
+                requests = args.sessions * args.calls
+                cmd += ["--uri", "/kv/k0", "--num-conns", str(args.sessions), "--num-calls",
+                        str(args.calls), "--burst-length", str(args.burst)]  # fmt: skip
+            else:
+                requests = sessions_file(log, args)
+                cmd += ["--wsesslog", f"{args.sessions},0,{log}"]
             run = subprocess.run(cmd, capture_output=True, text=True, check=False)
         sys.stderr.write(run.stderr)
         print(run.stdout, file=sys.stderr)
