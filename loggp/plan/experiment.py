@@ -143,6 +143,7 @@ class Service(_Model):
     program: str
     args: Args = []
     count: Annotated[int, Field(ge=1, le=64)] = 1
+    mkdir: list[str] = []
     hosts: list[Annotated[int, Field(ge=0)]] = []
     ready: str
     ready_timeout: float = 30.0
@@ -257,10 +258,11 @@ class Experiment(_Model):
                 raise ValueError(
                     f"services[{i}].hosts: testbed hosts need launcher: {{kind: netns}}"
                 )
-            for arg in svc.args:
-                self._check_placeholders(
-                    f"services[{i}].args", arg, self.services[:i], INSTANCE_NAMES
-                )
+            for key, texts in (("args", svc.args), ("mkdir", svc.mkdir)):
+                for arg in texts:
+                    self._check_placeholders(
+                        f"services[{i}].{key}", arg, self.services[:i], INSTANCE_NAMES
+                    )
         for i, w in enumerate(self.workloads):
             unknown = sorted(set(w.services or ()) - set(names))
             if unknown:

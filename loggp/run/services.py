@@ -133,6 +133,8 @@ class Services:
     def _start(self, svc: Service, i: int) -> None:
         host, prefix = self._host(svc, i)
         local = {**self.values, "index": str(i), "count": str(svc.count), "host": host}
+        for d in svc.mkdir:
+            Path(substitute(d, local)).mkdir(parents=True, exist_ok=True)
         argv = [
             *prefix,
             str(find_program(svc.program, self.exp_dir)),

@@ -1,11 +1,19 @@
-"""loggp-httperf: the parse of httperf's report, its sessions file, what makes a run invalid."""
+"""The drivers: loggp-httperf (the parse of httperf's report, its sessions file, what makes a
+run invalid) and loggp-fio (fio's JSON report summed over jobs)."""
 
 from __future__ import annotations
 
+import json
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
+from loggp.drivers.fio import FioError
+from loggp.drivers.fio import report as fio_report
+from loggp.drivers.fio import result as fio_result
 from loggp.drivers.httperf import HttperfError, judge, parse, parser, result, sessions_file
 
 pytestmark = pytest.mark.unit
@@ -99,3 +107,33 @@ def test_bad_option_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
 def test_defaults_are_the_seeds_one_session_at_a_time() -> None:
     args = parser().parse_args(["--server", "h", "--port", "1"])
     assert (args.rate, args.burst, args.calls) == (0.0, 1, 5)
+
+
+def test_fio_runs_and_sums_its_jobs(tmp_path: Path) -> None:
+    if not shutil.which("fio"):
+        pytest.skip("fio is not installed (Debian package fio; make deps)")
+    argv = [sys.executable, "-m", "loggp.drivers.fio", "--name=w", "--rw=write", "--bs=64k",
+            "--size=2M", "--numjobs=2", f"--directory={tmp_path}", "--verify=crc32c"]  # fmt: skip
+    run = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False)
+    assert run.returncode == 0, run.stderr
+    res = json.loads(run.stdout.splitlines()[-1])
+    assert res["loggp_result"] == 1 and res["valid"] is True, res
+    m = res["metrics"]
+    assert m["write_MBps"] > 0 and m["write_iops"] > 0 and m["write_lat_us"] > 0
+    assert m["read_MBps"] > 0  # the verify pass reads back what was written
+    assert m["time_s"] >= 0
+
+
+def test_fio_job_error_is_invalid() -> None:
+    job = {"jobname": "r", "error": 5, "job_runtime": 10}
+    for d in ("read", "write"):
+        job[d] = {"total_ios": 0, "bw_bytes": 0, "iops": 0.0, "clat_ns": {"mean": 0.0}}
+    res = fio_result(fio_report("fio: warning\n" + json.dumps({"jobs": [job]})))
+    assert res["valid"] is False and res["reason"] == "r: error 5"
+    assert res["metrics"] == {"time_s": 0.01, "read_MBps": 0.0, "read_iops": 0.0,
+                              "write_MBps": 0.0, "write_iops": 0.0}  # fmt: skip
+
+
+def test_fio_without_a_report_is_an_error() -> None:
+    with pytest.raises(FioError, match="no JSON report"):
+        fio_report("fio: invalid option --nope\n")

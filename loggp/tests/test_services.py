@@ -48,6 +48,7 @@ def experiment(tmp: Path, mode: str = "", count: int = 2, ready_timeout: str = "
         "sweep: {knobs: {latency: [10us]}}\n"
         "services:\n"
         f"  - {{name: srv, program: {svc}, count: {count}, ready_timeout: {ready_timeout},\n"
+        "     mkdir: ['${point_dir}/inst-${index}'],\n"
         f"     args: ['{tmp}', '${{index}}'{extra}],\n"
         "     ready: 'serving port=(?P<port>\\d+)'}\n"
         "workloads:\n"
@@ -86,6 +87,7 @@ def test_services_around_every_point(fake_build: Path, tmp_path: Path) -> None:
         assert not alive(int((tmp_path / f"svc-{i}.pid").read_text()))
         log = out / "points" / str(seq) / f"service-srv-{i}.log"
         assert log.read_text() == f"serving port={4000 + i}\n"
+        assert (out / "points" / str(seq) / f"inst-{i}").is_dir()
 
 
 @pytest.mark.parametrize(
