@@ -35,6 +35,10 @@ from pathlib import Path
 import pytest
 from conftest import BUILD, NONZERO_KNOBS, ZERO_KNOBS, ShimEnv, base_env, json_line, run
 
+from loggp.results.reader import read_points
+from loggp.results.store import STORE_FILE
+from loggp.tests.cli import loggp
+
 pytestmark = pytest.mark.integration
 
 PFS = BUILD / "services" / "pfs"
@@ -521,3 +525,51 @@ def test_second_mount_on_a_directory_is_one_line(
         assert line.startswith("loggp-pfs: mount: ")
     finally:
         m.unmount()
+
+
+# --- as an experiment's services ---------------------------------------------
+
+PFS_SERVICES = """\
+services:
+  - {name: pfs, program: services/pfs/loggp-pfs-server, count: 2, mkdir: ['${point_dir}/pfs'],
+     args: [--instance, '${point_dir}/pfs', --index, '${index}', --servers, '${count}'],
+     ready: 'loggp-pfs-server: ready'}
+  - {name: mnt, program: services/pfs/loggp-pfs, mkdir: ['${point_dir}/mnt'],
+     args: [-i, '${point_dir}/pfs', mount, '${point_dir}/mnt'],
+     ready: 'loggp-pfs: mounted'}
+"""
+
+
+def test_loggp_run_with_the_store_as_services(fuse_ok: None, tmp_path: Path) -> None:
+    """Servers and mount started per point beneath the point's knobs: pfsio through the
+    library pays 2·ΔL per request (one round trip to a server), fio --verify through the
+    mount passes, and every service is gone after the run."""
+    exp = tmp_path / "pfs.yaml"
+    exp.write_text(
+        "version: 1\nname: pfs-services\ntimeout: 120s\nlauncher: {kind: mpirun}\n"
+        "emulator: {shim: fabric, provider: 'tcp;ofi_rxm'}\n"
+        "sweep: {knobs: {latency: [100us]}}\n" + PFS_SERVICES + "workloads:\n"
+        "  - {name: lib, program: workloads/pfsio/pfsio, ranks: 2, metric: lat_us,\n"
+        "     services: [pfs], args: [-i, '${point_dir}/pfs', -o, read, -b, 64K, -s, 1M,\n"
+        "                             -q, '1']}\n"
+        "  - {name: fio, kind: process, ranks: 1, program: loggp-fio, metric: write_MBps,\n"
+        "     higher_is_better: true,\n"
+        "     args: [--name=w, --rw=write, --bs=64k, --size=1M, '--directory=${point_dir}/mnt',\n"
+        "            --verify=crc32c, --verify_state_save=0]}\n"
+    )
+    out = tmp_path / "run"
+    res = loggp("run", str(exp), "--out", str(out), "--no-prometheus", "--no-report",
+                timeout=400)  # fmt: skip
+    assert res.returncode == 0, res.stdout + res.stderr
+    rows = {p.row["point_id"]: p.row for p in read_points(out / STORE_FILE)[1]}
+    assert {r["status"] for r in rows.values()} == {"ok"}, rows
+    base, slow = rows["lib/baseline/r0"], rows["lib/latency=100us/r0"]
+    # the servers ran beneath the shim too: their messages are in the point's counters
+    pids = {s["pid"] for s in json.loads(slow["shim_stats"]) if int(s["msgs"]) > 0}
+    assert len(pids) >= 4, slow["shim_stats"]  # 2 ranks and 2 servers
+    assert slow["value"] - base["value"] >= 2 * 100 - 5, (base["value"], slow["value"])
+    fio = json.loads(rows["fio/latency=100us/r0"]["result"])
+    assert fio["valid"] is True and fio["metrics"]["read_MBps"] > 0, fio
+    with open("/proc/mounts") as f:
+        assert str(out) not in f.read()  # every mount was undone
+    assert not subprocess.run(["pgrep", "-f", str(out)], capture_output=True).stdout

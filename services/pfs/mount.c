@@ -8,7 +8,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <fuse.h>
+#include <fuse_lowlevel.h>
 #include <limits.h>
+#include <signal.h>
 #include <linux/fs.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -255,6 +257,43 @@ static int is_mount_point(const char *dir)
 	return found;
 }
 
+static struct fuse_session *stop_session;
+
+static void on_stop(int sig)
+{
+	(void)sig;
+	fuse_session_exit(stop_session);
+}
+
+/*
+ * SIGHUP, SIGINT and SIGTERM end the loop, which then unmounts.  Installed
+ * over whatever is there: libfabric's psm3 provider, loaded by fi_getinfo,
+ * has put handlers on SIGINT and SIGTERM that exit at once, and
+ * fuse_set_signal_handlers() keeps a handler it finds, so a stopped mount
+ * left its mount point behind.  No SA_RESTART: the signal must interrupt
+ * the workers' reads of /dev/fuse for them to see the exit.
+ */
+static int set_stop_signals(struct fuse_session *se)
+{
+	static const int sigs[] = {SIGHUP, SIGINT, SIGTERM};
+	struct sigaction sa = {0};
+
+	stop_session = se;
+	sa.sa_handler = on_stop;
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+		if (sigaction(sigs[i], &sa, NULL))
+			return -1;
+	return 0;
+}
+
+static void reset_stop_signals(void)
+{
+	signal(SIGHUP, SIG_DFL);
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+}
+
 int pfs_mount(pfs_t *p, const char *dir, int direct_io)
 {
 	if (access("/dev/fuse", R_OK | W_OK)) {
@@ -287,14 +326,15 @@ int pfs_mount(pfs_t *p, const char *dir, int direct_io)
 			dir);
 		goto out;
 	}
-	if (fuse_set_signal_handlers(fuse_get_session(fuse))) {
-		fprintf(stderr, "loggp-pfs: mount: cannot install signal handlers\n");
+	if (set_stop_signals(fuse_get_session(fuse))) {
+		fprintf(stderr, "loggp-pfs: mount: cannot install signal handlers: %s\n",
+			strerror(errno));
 		goto unmount;
 	}
 	printf("loggp-pfs: mounted %s (%s)\n", dir, direct_io ? "direct I/O" : "page cache");
 	fflush(stdout);
 	ret = fuse_loop_mt(fuse, 0) ? 1 : 0;
-	fuse_remove_signal_handlers(fuse_get_session(fuse));
+	reset_stop_signals();
 unmount:
 	fuse_unmount(fuse);
 out:
