@@ -66,7 +66,8 @@ static const char pi_usage[] =
 	"  -s BYTES     bytes per rank, a multiple of BLOCK (default 16M)\n"
 	"  -q DEPTH     requests in flight per rank, 1..64 (default 4)\n"
 	"  -S STRIPE    stripe size of the new file (default 0: the directory's)\n"
-	"  -c COUNT     stripe count of the new file, -1: every server (default 0)\n"
+	"  -c COUNT     stripe count of the new file, all: every server (default 0:\n"
+	"               the directory's)\n"
 	"  -h           this help\n"
 	"Prints one JSON result line (docs/results.md): metrics time_s, MBps, lat_us.\n";
 
@@ -206,7 +207,11 @@ static int pi_opt(const struct wl_prog *p, int c, const char *arg, void *ctx)
 	case 'S':
 		return wl_opt_size(p, c, arg, 0, 64 << 20, &o->stripe_size);
 	case 'c':
-		return wl_opt_int(p, c, arg, -1, 1024, &o->stripe_count);
+		if (arg && !strcmp(arg, "all")) {
+			o->stripe_count = -1;
+			return 0;
+		}
+		return wl_opt_int(p, c, arg, 0, 1024, &o->stripe_count);
 	default:
 		return wl_opt_unknown(p, c);
 	}
