@@ -6,6 +6,7 @@ scrapes new targets about 5 s after start).
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import socket
@@ -14,6 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import BUILD
 
 from loggp.errors import ToolFailedError, ToolTimeoutError
 from loggp.metrics.exporter import RunMetrics
@@ -29,7 +31,10 @@ from loggp.metrics.prometheus import (
     terminate,
     wait_ready,
 )
+from loggp.plan.experiment import parse_experiment
+from loggp.plan.knobs import KnobSet
 from loggp.run.proc import spawn
+from loggp.run.services import Services
 
 HAVE_PROMETHEUS = shutil.which("prometheus") is not None
 needs_prometheus = pytest.mark.skipif(
@@ -185,3 +190,30 @@ def test_wait_ready_reports_the_error_line_not_later_chatter(tmp_path: Path) -> 
     url = f"http://127.0.0.1:{free_port()}/-/ready"
     with pytest.raises(ToolFailedError, match="while starting: level=error .*lock DB directory"):
         wait_ready(chatty, url, timeout=30)
+
+
+@pytest.mark.integration
+@needs_prometheus
+def test_a_service_is_scraped_while_its_point_runs(tmp_path: Path) -> None:
+    """An experiment's service with `metrics` (loggp-kvserver's /metrics) is a target of the
+    run's Prometheus server while its point runs, labelled with service, instance and
+    point, and is no target once the point's services have stopped."""
+    kv = BUILD / "services" / "kvserver" / "loggp-kvserver"
+    assert kv.is_file(), f"{kv} missing"
+    exp = parse_experiment(
+        "version: 1\nname: s\nlauncher: {kind: local}\nemulator: {shim: none}\n"
+        "services:\n"
+        f"  - {{name: kv, program: {kv}, args: [--port, '0'], metrics: '${{host}}:${{port}}',\n"
+        "     ready: 'ready port=(?P<port>\\d+)'}\n"
+        "workloads: [{name: w, kind: process, ranks: 1, program: 'true'}]\n",
+        "exp.yaml",
+    )
+    with PrometheusServer(tmp_path, node_exporter=False, scrape_services=True) as server:
+        assert server.services_file is not None
+        assert json.loads(server.services_file.read_text()) == []
+        with Services(exp, exp.workloads[0], KnobSet.parse({}), tmp_path, None,
+                      targets_file=server.services_file, point_id="w/baseline/r0"):  # fmt: skip
+            found = server.wait_for_series('kvserver_keys{service="kv"} == 0', timeout=30)
+            assert found[0].metric["point"] == "w/baseline/r0"
+            assert found[0].metric["instance"] == "0" and found[0].metric["job"] == "services"
+        assert json.loads(server.services_file.read_text()) == []

@@ -119,9 +119,13 @@ def _duration(seconds: float) -> str:
     return f"{max(1, round(seconds * 1000))}ms"
 
 
-def scrape_config(targets: Sequence[ScrapeTarget], interval_s: float) -> dict[str, Any]:
-    """Prometheus' config as a dict; without targets it has no scrape_configs at all."""
-    jobs = [t.job for t in targets]
+def scrape_config(
+    targets: Sequence[ScrapeTarget], interval_s: float, services_file: Path | None = None
+) -> dict[str, Any]:
+    """Prometheus' config as a dict; without targets it has no scrape_configs at all.
+    services_file: a file of targets (Prometheus' file_sd JSON) that comes and goes with
+    the points, scraped as job `services` (write_service_targets)."""
+    jobs = [t.job for t in targets] + (["services"] if services_file else [])
     if len(set(jobs)) != len(jobs):
         raise PrometheusError(f"duplicate scrape job names in {jobs}")
     interval = _duration(interval_s)
@@ -141,12 +145,33 @@ def scrape_config(targets: Sequence[ScrapeTarget], interval_s: float) -> dict[st
             }
             for t in targets
         ]
+    if services_file is not None:
+        config.setdefault("scrape_configs", []).append(
+            {
+                "job_name": "services",
+                "file_sd_configs": [{"files": [str(services_file)], "refresh_interval": interval}],
+            }
+        )
     return config
 
 
-def write_config(path: Path, targets: Sequence[ScrapeTarget], interval_s: float) -> None:
-    text = yaml.safe_dump(scrape_config(targets, interval_s), sort_keys=False)
+def write_config(
+    path: Path,
+    targets: Sequence[ScrapeTarget],
+    interval_s: float,
+    services_file: Path | None = None,
+) -> None:
+    text = yaml.safe_dump(scrape_config(targets, interval_s, services_file), sort_keys=False)
     path.write_text("# written by loggp for this run\n" + text)
+
+
+def write_service_targets(path: Path, targets: Sequence[tuple[str, Mapping[str, str]]]) -> None:
+    """The services' (host:port, labels) as Prometheus' file_sd JSON, replaced in one
+    rename so Prometheus never reads half a file."""
+    doc = [{"targets": [address], "labels": dict(labels)} for address, labels in targets]
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(doc))
+    tmp.replace(path)
 
 
 # -- processes ------------------------------------------------------------------------------
@@ -223,8 +248,10 @@ class PrometheusServer:
 
     exporter is the runner's exporter as host:port (None: not scraped); extra_targets are
     more scrape targets.  With node_exporter and `prometheus-node-exporter` installed, our
-    own node exporter runs on loopback for as long as the server does.  Use as a context
-    manager, or call start() and stop().
+    own node exporter runs on loopback for as long as the server does.  With
+    scrape_services, job `services` scrapes the targets of services_file, which the runner
+    rewrites as each point's services start and stop.  Use as a context manager, or call
+    start() and stop().
     """
 
     def __init__(
@@ -234,6 +261,7 @@ class PrometheusServer:
         extra_targets: Sequence[ScrapeTarget] = (),
         *,
         node_exporter: bool = True,
+        scrape_services: bool = False,
         scrape_interval: float = 1.0,
         ready_timeout: float = 30.0,
         stop_timeout: float = 10.0,
@@ -245,6 +273,8 @@ class PrometheusServer:
         self.log_path = self.dir / log_name
         self.data_path = self.dir / "data"
         self.node_log_path = self.dir / "node-exporter.log"
+        # The experiment's services' /metrics, rewritten as points start and stop.
+        self.services_file = self.dir / "services.json" if scrape_services else None
         self._exporter = exporter
         self._extra = tuple(extra_targets)
         self._want_node = node_exporter
@@ -275,7 +305,9 @@ class PrometheusServer:
         self.dir.mkdir(parents=True, exist_ok=True)
         try:
             self._start_node_exporter()
-            write_config(self.config_path, self._targets(), self._interval)
+            if self.services_file is not None:
+                write_service_targets(self.services_file, [])
+            write_config(self.config_path, self._targets(), self._interval, self.services_file)
             self._prom, self._port = start_listening(
                 lambda port: self._prometheus_argv(binary, port),
                 self.log_path,

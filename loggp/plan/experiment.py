@@ -149,6 +149,7 @@ class Service(_Model):
     ready_timeout: float = 30.0
     stop_timeout: float = 10.0
     shim: bool = True
+    metrics: str | None = None
 
     @field_validator("ready_timeout", "stop_timeout", mode="before")
     @classmethod
@@ -263,6 +264,12 @@ class Experiment(_Model):
                     self._check_placeholders(
                         f"services[{i}].{key}", arg, self.services[:i], INSTANCE_NAMES
                     )
+            if svc.metrics is not None:
+                # filled in once the instance is ready: its own ready groups too
+                own = INSTANCE_NAMES | svc.fields()
+                self._check_placeholders(
+                    f"services[{i}].metrics", svc.metrics, self.services[:i], own
+                )
         for i, w in enumerate(self.workloads):
             unknown = sorted(set(w.services or ()) - set(names))
             if unknown:

@@ -51,6 +51,7 @@ class RunOptions:
     prometheus: bool | None = None  # None: on when the prometheus binary is installed
     exp_dir: Path | None = None
     wire: WireSession | None = None  # shim wire: the testbed's wire (run_plan's default)
+    service_targets: Path | None = None  # the Prometheus server's services file, if any
 
 
 @dataclass
@@ -173,7 +174,15 @@ def run_point(exp: Experiment, p: Point, run_dir: Path, opts: RunOptions) -> Poi
             return _not_run(p, point_dir, f"cannot set the point's knobs on the wire: {e}")
     remove_stale_regions()  # a killed point's shm files would collide with reused pids
     try:
-        with Services(exp, p.workload, p.knobs, point_dir, opts.exp_dir) as services:
+        with Services(
+            exp,
+            p.workload,
+            p.knobs,
+            point_dir,
+            opts.exp_dir,
+            targets_file=opts.service_targets,
+            point_id=p.point_id,
+        ) as services:
             values = services.values
             launch = point_launch(exp, p.workload, p.knobs, point_dir, opts.exp_dir, values)
             (point_dir / "command").write_text(" ".join(launch.argv) + "\n")
@@ -227,7 +236,7 @@ def _start_prometheus(
             find_prometheus()
         except LoggpError:
             return None
-    server = PrometheusServer(run_dir, exporter=metrics.address).start()
+    server = PrometheusServer(run_dir, exporter=metrics.address, scrape_services=True).start()
     jobs = 2 if find_node_exporter() else 1
     node = " and node_exporter" if jobs == 2 else ""
     console.print(f"Prometheus: {server.url} (scraping the runner{node})")
@@ -288,6 +297,7 @@ def run_plan(
         server = _start_prometheus(run_dir, metrics, opts.prometheus, console)
         if server is not None:
             rec.prometheus = {"url": server.url, "data": "prometheus/data"}
+            opts = dataclasses.replace(opts, service_targets=server.services_file)
         rec.state = "running"
         write_run(run_dir, rec)
         columns = (

@@ -7,7 +7,9 @@ line of its output matches its `ready` pattern; the pattern's named groups, and 
 address, become `${service.NAME[I].FIELD}` values for the services after it and for the
 workload (loggp/plan/placeholders.py).  Instances start in the order of the file, each ready
 before the next starts, and stop in the reverse order: SIGTERM, then SIGKILL after
-stop_timeout.  Output goes to `<point dir>/service-NAME-I.log`.
+stop_timeout.  Output goes to `<point dir>/service-NAME-I.log`.  An instance with `metrics`
+(host:port of its Prometheus endpoint) is scraped by the run's Prometheus server while it
+runs, labelled with its service, instance and point (targets_file).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from pathlib import Path
 from types import TracebackType
 
 from loggp.errors import LoggpError
+from loggp.metrics.prometheus import write_service_targets
 from loggp.net.netns import tool
 from loggp.net.testbed import host_addr, host_ns
 from loggp.plan.experiment import Experiment, Service, Workload
@@ -87,9 +90,15 @@ class Services:
         knobs: KnobSet,
         point_dir: Path,
         exp_dir: Path | None,
+        *,
+        targets_file: Path | None = None,
+        point_id: str = "",
     ):
         self.exp = exp
         self.services = exp.services_of(workload)
+        self.targets_file = targets_file
+        self.point_id = point_id
+        self._targets: list[tuple[str, dict[str, str]]] = []
         self.knobs = knobs
         self.point_dir = point_dir
         self.exp_dir = exp_dir
@@ -160,6 +169,11 @@ class Services:
         self._wait_ready(inst)
         for name, value in {"host": host, **inst.groups}.items():
             self.values[service_key(svc.name, i, name)] = value
+        if svc.metrics is not None and self.targets_file is not None:
+            address = substitute(svc.metrics, {**local, **inst.groups})
+            labels = {"service": svc.name, "instance": str(i), "point": self.point_id}
+            self._targets.append((address, labels))
+            write_service_targets(self.targets_file, self._targets)
 
     def _wait_ready(self, inst: _Instance) -> None:
         inst.settled.wait(inst.service.ready_timeout)
@@ -195,6 +209,9 @@ class Services:
             t.join()
         self._running.clear()
         self._threads.clear()
+        if self._targets and self.targets_file is not None:
+            self._targets.clear()
+            write_service_targets(self.targets_file, [])
 
 
 def _signal_group(proc: subprocess.Popen[bytes], sig: int) -> None:

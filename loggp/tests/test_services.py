@@ -132,6 +132,9 @@ def test_service_failures_fail_the_point(
          r"testbed hosts need launcher: \{kind: netns\}"),
         ("[{name: kv, program: x, ready: p, args: ['${service.kv.host}']}]", "[]",
          r"services\[0\].args: \$\{service.kv.host\} names no service started before"),
+        ("[{name: kv, program: x, ready: 'port=(?P<port>\\d+)', metrics: '${host}:${prt}'}]",
+         "[]", r"services\[0\].metrics: unknown placeholder \$\{prt\} \(accepted: count, host, "
+         r"index, point_dir, port, service"),
         ("[{name: kv, program: x, ready: p}]", "[], services: [nope]",
          r"workloads\[0\].services: no service nope \(those declared: kv\)"),
         ("[{name: kv, program: x, ready: p}]", "['${service.kv.host}'], services: []",
