@@ -26,6 +26,7 @@ import queue
 import random
 import shutil
 import signal
+import socket
 import subprocess
 import threading
 import time
@@ -93,6 +94,7 @@ class Instance:
         self.extra = list(extra)
         self.procs: dict[int, subprocess.Popen[str]] = {}
         self.stats: dict[int, dict[str, object]] = {}
+        self.ready: dict[int, str] = {}
         for i in range(n):
             self.start(i)
 
@@ -121,6 +123,7 @@ class Instance:
     def start(self, i: int, *extra: str) -> None:
         proc = self.spawn(i, *extra)
         line = Lines(proc).wait_for("loggp-pfs-server: ready", READY_TIMEOUT)
+        self.ready[i] = line or ""
         if line is None:
             err = proc.stderr.read() if proc.stderr else ""
             raise AssertionError(f"server {i} exited before ready:\n{err}")
@@ -274,6 +277,35 @@ def test_second_server_on_a_directory_is_refused(instance: Instance) -> None:
     out, err = proc.communicate(timeout=30)
     assert proc.returncode == 1 and not out
     assert err.count("\n") == 1 and "server-1 is in use by another server (pid" in err, err
+
+
+def test_metrics_endpoint_serves_the_counters(tmp_path: Path) -> None:
+    """--metrics: the server names its Prometheus endpoint in its ready line and serves the
+    counters there from its loop; they move with the requests it serves."""
+    inst = Instance(tmp_path, 1, base_env(), "--metrics", "127.0.0.1")
+    try:
+        proc = inst.procs[0]
+        (tmp_path / "f").write_bytes(b"x" * 5000)
+        assert cli(inst, "put", str(tmp_path / "f"), "/f").returncode == 0
+        port = int(inst.ready[0].split("metrics=127.0.0.1:")[1])
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+            s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+            reply = b""
+            while chunk := s.recv(65536):
+                reply += chunk
+        head, body = reply.decode().split("\r\n\r\n", 1)
+        assert head.startswith("HTTP/1.1 200 OK") and "version=0.0.4" in head
+        assert "# TYPE pfs_server_writes_total counter" in body
+        assert 'pfs_server_bytes_written_total{server="0"} 5000' in body
+        assert 'pfs_server_objects{server="0"} 1' in body
+        assert proc.poll() is None
+    finally:
+        inst.kill_all()
+    argv = [str(pfs_bin("loggp-pfs-server")), "--instance", str(tmp_path / "i2"),
+            "--index", "0", "--servers", "1", "--metrics", "nowhere:1"]  # fmt: skip
+    bad = run(argv, base_env(), timeout=30)
+    assert bad.returncode != 0
+    assert "bad metrics address 'nowhere': expected an IPv4 address" in bad.stderr
 
 
 def test_missing_server_is_one_line_naming_it(tmp_path: Path) -> None:

@@ -9,11 +9,14 @@ workload (loggp/plan/placeholders.py).  Instances start in the order of the file
 before the next starts, and stop in the reverse order: SIGTERM, then SIGKILL after
 stop_timeout.  Output goes to `<point dir>/service-NAME-I.log`.  An instance with `metrics`
 (host:port of its Prometheus endpoint) is scraped by the run's Prometheus server while it
-runs, labelled with its service, instance and point (targets_file).
+runs, labelled with its service, instance and point (targets_file).  The last line of an
+instance's output that is a JSON object (the counters the PFS and KV servers print when they
+stop) goes to `<point dir>/services.jsonl`.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -22,6 +25,7 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
+from typing import Any
 
 from loggp.errors import LoggpError
 from loggp.metrics.prometheus import write_service_targets
@@ -35,6 +39,7 @@ from loggp.run.proc import exit_status, failure_line
 from loggp.run.shim import process_env
 
 LOCAL_HOST = "127.0.0.1"
+SERVICE_COUNTERS = "services.jsonl"
 
 
 class ServiceError(LoggpError):
@@ -193,6 +198,18 @@ class Services:
                 return inst.died()
         return None
 
+    def _save_counters(self) -> None:
+        """Each stopped instance's last JSON line (its counters, as the PFS and KV servers
+        print them at exit) into <point dir>/services.jsonl."""
+        found = [
+            {"service": i.service.name, "instance": i.index, "counters": c}
+            for i in self._running
+            if (c := _last_json(i.log)) is not None
+        ]
+        if found:
+            with (self.point_dir / SERVICE_COUNTERS).open("w") as f:
+                f.writelines(json.dumps(r) + "\n" for r in found)
+
     def stop(self) -> None:
         """SIGTERM to every instance's session in reverse order, SIGKILL after its
         stop_timeout; waits for each."""
@@ -207,11 +224,29 @@ class Services:
             _signal_group(inst.proc, signal.SIGKILL)
         for t in self._threads:
             t.join()
+        self._save_counters()
         self._running.clear()
         self._threads.clear()
         if self._targets and self.targets_file is not None:
             self._targets.clear()
             write_service_targets(self.targets_file, [])
+
+
+def _last_json(log: Path) -> dict[str, Any] | None:
+    """The last line of log that is a JSON object: a server's counters at exit."""
+    try:
+        lines = log.read_text(errors="replace").splitlines()
+    except OSError:
+        return None
+    for line in reversed(lines):
+        if line.startswith("{"):
+            try:
+                found = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if isinstance(found, dict):
+                return found
+    return None
 
 
 def _signal_group(proc: subprocess.Popen[bytes], sig: int) -> None:

@@ -4,7 +4,8 @@
 
 It records its pid and the LOGGP_LATENCY it was started beneath in DIR/svc-INDEX.pid and
 DIR/svc-INDEX.env, prints `serving port=<4000+INDEX>`, and serves until SIGTERM, when it
-appends `stopped` to DIR/svc-INDEX.env.  MODE picks a misbehaviour:
+appends `stopped` to DIR/svc-INDEX.env and prints its "counters" {"served": INDEX}.
+MODE picks a misbehaviour:
   silent   never prints the ready line
   early    exits with status 2 before the ready line
   dies     exits with status 3 just after the ready line
@@ -12,6 +13,7 @@ appends `stopped` to DIR/svc-INDEX.env.  MODE picks a misbehaviour:
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import sys
@@ -35,6 +37,7 @@ def main() -> int:
     signal.sigwait({signal.SIGTERM})
     with env.open("a") as f:
         f.write("stopped\n")
+    print(json.dumps({"served": index}), flush=True)  # counters at exit, as servers print
     return 0
 
 

@@ -86,8 +86,12 @@ def test_services_around_every_point(fake_build: Path, tmp_path: Path) -> None:
         assert (tmp_path / f"svc-{i}.env").read_text() == "10us\nstopped\n"
         assert not alive(int((tmp_path / f"svc-{i}.pid").read_text()))
         log = out / "points" / str(seq) / f"service-srv-{i}.log"
-        assert log.read_text() == f"serving port={4000 + i}\n"
+        assert log.read_text() == f'serving port={4000 + i}\n{{"served": {i}}}\n'
         assert (out / "points" / str(seq) / f"inst-{i}").is_dir()
+    counters = (out / "points" / str(seq) / "services.jsonl").read_text().splitlines()
+    assert [json.loads(c) for c in counters] == [
+        {"service": "srv", "instance": i, "counters": {"served": i}} for i in (0, 1)
+    ]
 
 
 @pytest.mark.parametrize(

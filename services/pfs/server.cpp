@@ -3,6 +3,7 @@
  */
 #include "server.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <sched.h>
@@ -38,6 +39,8 @@ Server::Server(const ServerConfig &cfg)
 {
 	if (cfg.index == 0)
 		meta_ = std::make_unique<Meta>(cfg.dir + "/meta.db", cfg.servers);
+	if (!cfg.metrics_host.empty())
+		http_ = std::make_unique<svc::MetricsHttp>(cfg.metrics_host, cfg.metrics_port);
 }
 
 Server::~Server() = default;
@@ -53,6 +56,8 @@ void Server::run(const std::atomic<bool> &stop)
 	auto active = Clock::now();
 	while (!stop) {
 		bool busy = fabric_.progress(msg_fn, err_fn) > 0;
+		if (http_)
+			busy |= http_->poll([this] { return metrics(); });
 		stats_.queue_max = std::max<uint64_t>(stats_.queue_max, queue_.size());
 		while (!queue_.empty()) {
 			stats_.queue_sum += queue_.size();
@@ -254,6 +259,11 @@ Reply Server::handle_meta(const Request &q)
 
 std::string Server::stats() const
 {
+	return counters().dump();
+}
+
+nlohmann::json Server::counters() const
+{
 	const svc::FabricStats &f = fabric_.stats();
 	uint64_t served = std::max<uint64_t>(stats_.requests, 1);
 	nlohmann::json j = {
@@ -280,7 +290,28 @@ std::string Server::stats() const
 		{"bytes_recvd", f.bytes_recvd},
 		{"send_errors", f.send_errors},
 	};
-	return j.dump();
+	return j;
+}
+
+std::string Server::metrics() const
+{
+	/* Levels, not totals: everything else only ever grows. */
+	static const char *const gauges[] = {"capacity", "clients", "objects", "queue_max",
+					     "queue_mean", "service_us_max", "service_us_mean",
+					     "used_bytes"};
+	std::string labels = "server=\"" + std::to_string(cfg_.index) + "\"", out;
+	const nlohmann::json all = counters();
+	for (auto it = all.begin(); it != all.end(); ++it) {
+		const std::string &key = it.key();
+		if (key == "pfs_server")
+			continue;
+		bool gauge = std::find(std::begin(gauges), std::end(gauges), key) != std::end(gauges);
+		std::string name = "pfs_server_" + key + (gauge ? "" : "_total");
+		out += svc::prom_metric(name, gauge ? "gauge" : "counter",
+					"loggp-pfs-server's " + key + " (services/pfs/README.md)", labels,
+					it.value().get<double>());
+	}
+	return out;
 }
 
 } // namespace pfs

@@ -15,7 +15,8 @@
  * device), then paces its polls (common/pace.hpp).  A request that does not
  * decode, names an unknown op, comes from a client that never said HELLO,
  * or asks server 1.. for metadata is refused and counted; the server goes
- * on.  Counters: stats().
+ * on.  Counters: stats(), and with a metrics endpoint (cfg.metrics_host) the
+ * same in Prometheus' text format, served from the loop (common/metrics_http.hpp).
  *
  * Errors: the constructor throws pfs::Error (provider, directory, metadata
  * file of another instance); run() returns when stop is set.
@@ -30,7 +31,10 @@
 #include <string>
 #include <unordered_map>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "common/fabric.hpp"
+#include "common/metrics_http.hpp"
 #include "meta.hpp"
 #include "proto.hpp"
 #include "store.hpp"
@@ -44,6 +48,8 @@ struct ServerConfig {
 	std::string provider = "tcp;ofi_rxm";
 	uint64_t capacity = 0;		/* bytes of objects; 0: the disk's */
 	std::chrono::milliseconds ttl{10000};	/* of a message's pieces */
+	std::string metrics_host;	/* Prometheus endpoint; "" for none */
+	uint16_t metrics_port = 0;	/* 0: any free port */
 };
 
 struct ServerStats {
@@ -71,12 +77,17 @@ public:
 	void run(const std::atomic<bool> &stop);
 	/* The counters as one JSON object (also the STATS reply). */
 	std::string stats() const;
+	/* The same counters in Prometheus' text format, labelled server="<index>". */
+	std::string metrics() const;
+	/* The metrics endpoint's "host:port", "" without one. */
+	std::string metrics_address() const { return http_ ? http_->address() : ""; }
 
 private:
 	void on_msg(std::string &&frame);
 	void serve(const std::string &frame);
 	Reply handle(const Request &q);
 	Reply handle_meta(const Request &q);
+	nlohmann::json counters() const;
 	void refuse(const std::string &frame, const std::string &why);
 	void reply(uint32_t client, const Reply &r);
 
@@ -88,6 +99,7 @@ private:
 	std::unordered_map<std::string, uint32_t> by_addr_;	/* address -> fabric peer */
 	std::deque<std::string> queue_;
 	ServerStats stats_;
+	std::unique_ptr<svc::MetricsHttp> http_;
 };
 
 } // namespace pfs

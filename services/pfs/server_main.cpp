@@ -2,13 +2,14 @@
  * loggp-pfs-server: one storage server of a PFS instance (README.md).
  *
  *   loggp-pfs-server --instance DIR --index I --servers N [--provider P]
- *                    [--capacity BYTES] [--timeout SEC]
+ *                    [--capacity BYTES] [--timeout SEC] [--metrics HOST[:PORT]]
  *
  * Server I keeps its objects in DIR/server-I/ (server 0 also the namespace,
  * DIR/server-0/meta.db), holds DIR/server-I/lock while it runs, so a second
  * server on the same directory is refused, and publishes its endpoint
  * address in DIR/server-I.addr.  Then it prints
- * "loggp-pfs-server: ready index=I servers=N" on stdout.  SIGINT or SIGTERM
+ * "loggp-pfs-server: ready index=I servers=N" on stdout (with --metrics,
+ * " metrics=HOST:PORT": its Prometheus endpoint).  SIGINT or SIGTERM
  * stops it: it removes its .addr file and prints its counters as one JSON
  * line on stderr.
  */
@@ -39,7 +40,9 @@ const char usage[] =
 	"  --servers N        the number of servers of the instance (required)\n"
 	"  --provider P       libfabric provider (default $LOGGP_PROVIDER, else tcp;ofi_rxm)\n"
 	"  --capacity BYTES   refuse writes (ENOSPC) past this many bytes of objects\n"
-	"  --timeout SEC      drop a message whose pieces have not all come by then (10)\n";
+	"  --timeout SEC      drop a message whose pieces have not all come by then (10)\n"
+	"  --metrics HOST[:PORT]  serve the counters for Prometheus there (port 0 or none:\n"
+	"                     any free one, named in the ready line)\n";
 
 std::atomic<bool> stop{false};
 
@@ -76,6 +79,7 @@ int serve(int argc, char **argv)
 		{"provider", required_argument, nullptr, 'p'},
 		{"capacity", required_argument, nullptr, 'c'},
 		{"timeout", required_argument, nullptr, 't'},
+		{"metrics", required_argument, nullptr, 'm'},
 		{"help", no_argument, nullptr, 'h'},
 		{nullptr, 0, nullptr, 0},
 	};
@@ -101,6 +105,15 @@ int serve(int argc, char **argv)
 		case 't':
 			cfg.ttl = std::chrono::seconds(svc::option_number("timeout", optarg, 1, 86400));
 			break;
+		case 'm': {
+			std::string a = optarg;
+			size_t colon = a.rfind(':');
+			cfg.metrics_host = a.substr(0, colon);
+			if (colon != std::string::npos)
+				cfg.metrics_port = static_cast<uint16_t>(
+					svc::option_number("metrics port", a.c_str() + colon + 1, 0, 65535));
+			break;
+		}
 		case 'h': std::fputs(usage, stdout); return 0;
 		default: std::fputs(usage, stderr); return 2;
 		}
@@ -126,7 +139,9 @@ int serve(int argc, char **argv)
 	sigaction(SIGINT, &sa, nullptr);
 	sigaction(SIGTERM, &sa, nullptr);
 	pfs::addr_publish(instance, cfg.index, server.address());
-	std::printf("loggp-pfs-server: ready index=%u servers=%u\n", cfg.index, cfg.servers);
+	std::string metrics = server.metrics_address();
+	std::printf("loggp-pfs-server: ready index=%u servers=%u%s%s\n", cfg.index, cfg.servers,
+		    metrics.empty() ? "" : " metrics=", metrics.c_str());
 	std::fflush(stdout);
 	server.run(stop);
 	::unlink(pfs::addr_path(instance, cfg.index).c_str());
