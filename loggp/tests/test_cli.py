@@ -161,7 +161,7 @@ def test_demo_with_fake_tool(fake_build: Path, tmp_path: Path) -> None:
     assert summary.is_file() and summary.parent.parent == tmp_path
 
 
-BENCH_NAMES = "accuracy, kvs, kvserver, wire"
+BENCH_NAMES = "accuracy, kvs, kvserver, pfs, wire"
 
 
 def test_bench_list_names_every_benchmark() -> None:
@@ -171,6 +171,7 @@ def test_bench_list_names_every_benchmark() -> None:
         "accuracy",
         "kvs",
         "kvserver",
+        "pfs",
         "wire",
     ]
     assert res.stderr == ""
