@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
@@ -72,3 +73,72 @@ def merged_hist(stats: Iterable[dict[str, Any]]) -> list[int]:
         _check_hist(hist)
         out = [a + b for a, b in zip(out, hist, strict=True)]
     return out
+
+
+def _bound_text(bound_ns: float) -> str:
+    if math.isinf(bound_ns):
+        return f">= {late_bucket_upper_ns(LATE_BUCKETS - 2) / 1000:g} us"
+    return f"< {bound_ns / 1000:g} us"
+
+
+def _time_text(ns: int) -> str:
+    if ns < 1000:
+        return f"{ns} ns"
+    if ns < 1_000_000:
+        return f"{ns / 1000:.1f} us"
+    return f"{ns / 1_000_000:.2f} ms"
+
+
+@dataclass(frozen=True)
+class Lateness:
+    """The schedule error of several stats objects (processes or ports) taken together."""
+
+    releases: int
+    hist: list[int]
+    late_ns: int
+    max_ns: int
+    over_10us: int
+    early: int
+
+    @classmethod
+    def of(cls, stats: Sequence[dict[str, Any]]) -> Lateness:
+        def total(key: str) -> int:
+            return sum(int(s.get(key) or 0) for s in stats)
+
+        return cls(
+            releases=total("releases"),
+            hist=merged_hist(stats),
+            late_ns=total("late_ns"),
+            max_ns=max((int(s.get("late_max_ns") or 0) for s in stats), default=0),
+            over_10us=total("late_over_10us"),
+            early=total("early_releases"),
+        )
+
+    def __add__(self, other: Lateness) -> Lateness:
+        return Lateness(
+            releases=self.releases + other.releases,
+            hist=[a + b for a, b in zip(self.hist, other.hist, strict=True)],
+            late_ns=self.late_ns + other.late_ns,
+            max_ns=max(self.max_ns, other.max_ns),
+            over_10us=self.over_10us + other.over_10us,
+            early=self.early + other.early,
+        )
+
+    def quantile_ns(self, q: float) -> float | None:
+        return late_quantile_ns(self.hist, q)
+
+    def describe(self) -> str:
+        """One line: releases, p50 and p99 as bucket bounds, max, late by > 10 us, early."""
+        if not self.releases:
+            return "0 delayed releases"
+        p50, p99 = self.quantile_ns(0.5), self.quantile_ns(0.99)
+        quantiles = (
+            f"p50 {_bound_text(p50)}, p99 {_bound_text(p99)} (bounds: histogram buckets), "
+            if p50 is not None and p99 is not None
+            else ""
+        )
+        return (
+            f"{self.releases} delayed releases, lateness {quantiles}"
+            f"max {_time_text(self.max_ns)}, {self.over_10us} late by > 10 us, "
+            f"{self.early} early"
+        )

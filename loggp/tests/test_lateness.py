@@ -8,6 +8,7 @@ import pytest
 
 from loggp.results.lateness import (
     LATE_BUCKETS,
+    Lateness,
     LatenessError,
     late_bucket_upper_ns,
     late_quantile_ns,
@@ -79,3 +80,28 @@ def test_merged_hist_sums_processes_and_skips_those_without_one() -> None:
     assert merged_hist([]) == [0] * LATE_BUCKETS
     with pytest.raises(LatenessError):
         merged_hist([{"late_hist_us": [1, 2]}])
+
+
+def test_lateness_of_processes_and_its_summary() -> None:
+    stats = [
+        {"releases": 99, "late_ns": 60_000, "late_max_ns": 12_000, "late_over_10us": 1,
+         "early_releases": 0, "late_hist_us": hist(b0=97, b4=2)},
+        {"releases": 1, "late_ns": 20_000_000, "late_max_ns": 20_000_000, "late_over_10us": 1,
+         "early_releases": 0, "late_hist_us": hist(b15=1)},
+        {"provider": "ofi_rxm", "msgs": 0},  # a utility layer's line: no lateness fields
+    ]  # fmt: skip
+    late = Lateness.of(stats)
+    assert late == Lateness(100, hist(b0=97, b4=2, b15=1), 20_060_000, 20_000_000, 2, 0)
+    assert late.quantile_ns(0.99) == 16000
+    assert late.describe() == (
+        "100 delayed releases, lateness p50 < 1 us, p99 < 16 us (bounds: histogram buckets), "
+        "max 20.00 ms, 2 late by > 10 us, 0 early"
+    )
+    assert Lateness.of(stats[:1]) + Lateness.of(stats[1:]) == late
+    tail = Lateness(1, hist(b15=1), 0, 17_000_000, 1, 0)
+    assert "p50 >= 16384 us, p99 >= 16384 us" in tail.describe()
+
+
+def test_no_release_is_said_plainly() -> None:
+    assert Lateness.of([{"provider": "tcp", "msgs": 4}]).describe() == "0 delayed releases"
+    assert Lateness.of([]).releases == 0
