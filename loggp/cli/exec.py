@@ -12,6 +12,8 @@ from rich.console import Console
 from loggp.cli import options
 from loggp.errors import UsageError
 from loggp.plan.knobs import inherited_knob_env
+from loggp.results.lateness import Lateness
+from loggp.results.protocol import core_messages, shim_stats
 from loggp.run.proc import run_foreground
 from loggp.run.shim import process_env
 
@@ -30,7 +32,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--stats",
         type=Path,
         metavar="FILE",
-        help="the shim appends one JSON line of counters per process to FILE",
+        help="the shim appends one JSON line of counters per process to FILE; at exit "
+        "a summary of those lines goes to stderr (messages, delayed releases and how late "
+        "they were: p50 and p99 as histogram bucket bounds, max, late by > 10 us, early)",
     )
     p.add_argument(
         "--timeout",
@@ -56,4 +60,26 @@ def cmd_exec(args: argparse.Namespace, console: Console) -> int:
             "only the knob options given here apply",
             file=sys.stderr,
         )
-    return run_foreground(argv, env, args.timeout, f"command '{argv[0]}'")
+    start = _size(args.stats) if args.stats else 0
+    rc = run_foreground(argv, env, args.timeout, f"command '{argv[0]}'")
+    if args.stats:
+        print(f"loggp: exec: {stats_summary(args.stats, start)}", file=sys.stderr)
+    return rc
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
+def stats_summary(path: Path, start: int) -> str:
+    """One line on the shim's counter lines appended to path after byte start."""
+    stats = shim_stats(path, start)
+    if not stats:
+        return f"the shim wrote no counters to {path} (did the command open a fabric?)"
+    return (
+        f"{len(stats)} shim counter lines in {path}: {core_messages(stats)} messages, "
+        f"{Lateness.of(stats).describe()}"
+    )
