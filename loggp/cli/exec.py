@@ -12,7 +12,7 @@ from rich.console import Console
 from loggp.cli import options
 from loggp.errors import UsageError
 from loggp.plan.knobs import inherited_knob_env
-from loggp.results.lateness import Lateness
+from loggp.results.lateness import Lateness, LatenessError
 from loggp.results.protocol import core_messages, shim_stats
 from loggp.run.proc import run_foreground
 from loggp.run.shim import process_env
@@ -79,7 +79,8 @@ def stats_summary(path: Path, start: int) -> str:
     stats = shim_stats(path, start)
     if not stats:
         return f"the shim wrote no counters to {path} (did the command open a fabric?)"
-    return (
-        f"{len(stats)} shim counter lines in {path}: {core_messages(stats)} messages, "
-        f"{Lateness.of(stats).describe()}"
-    )
+    try:
+        late = Lateness.of(stats).describe()
+    except LatenessError as e:
+        late = f"lateness unreadable: {e}"
+    return f"{len(stats)} shim counter lines in {path}: {core_messages(stats)} messages, {late}"

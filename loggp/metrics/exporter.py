@@ -47,7 +47,7 @@ from prometheus_client.registry import Collector
 from prometheus_client.utils import floatToGoString
 
 from loggp.errors import LoggpError
-from loggp.results.lateness import LATE_BUCKETS, Lateness, late_bucket_upper_ns
+from loggp.results.lateness import LATE_BUCKETS, Lateness, LatenessError, late_bucket_upper_ns
 from loggp.results.store import STATUSES
 
 # Points last from well under a second (a ping-pong) to many minutes (an MPI suite).
@@ -236,8 +236,13 @@ class RunMetrics:
 
     def shim_lateness(self, workload: str, stats: list[dict[str, Any]]) -> None:
         """A point of workload ended with these shim counter lines (or wire ports)."""
-        if stats:
-            self._lateness.add(workload, Lateness.of(stats))
+        if not stats:
+            return
+        try:
+            late = Lateness.of(stats)
+        except LatenessError:
+            return  # stored with the point as it is; only the metric goes without it
+        self._lateness.add(workload, late)
 
     def _drop_current(self, point_id: str, workload: str, knob: str) -> None:
         try:

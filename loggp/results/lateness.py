@@ -17,11 +17,13 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
+from loggp.errors import LoggpError
+
 LATE_BUCKETS = 16
 LATE_HIST_KEY = "late_hist_us"
 
 
-class LatenessError(ValueError):
+class LatenessError(LoggpError, ValueError):
     """A lateness histogram or quantile that cannot be used."""
 
 

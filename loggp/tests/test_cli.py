@@ -94,6 +94,13 @@ def test_exec_stats_summary_counts_only_this_commands_lines(
         "lateness p50 < 1 us, p99 < 32 us (bounds: histogram buckets), max 30.0 us, "
         "1 late by > 10 us, 0 early"
     )
+    broken = json.dumps({"provider": "tcp", "msgs": 1, "late_hist_us": [1]})
+    res = loggp("exec", "--stats", str(stats), "--", "sh", "-c", f"echo '{broken}' >> {stats}")
+    assert res.returncode == 0, res.stderr
+    assert one_line(res.stderr) == (
+        f"loggp: exec: 1 shim counter lines in {stats}: 1 messages, lateness unreadable: "
+        "bad lateness histogram [1]: expected 16 counts >= 0"
+    )
 
 
 def test_exec_says_nothing_without_inherited_knobs(fake_build: Path) -> None:

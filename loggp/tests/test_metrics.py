@@ -107,6 +107,7 @@ def _stats(hist: dict[int, int], early: int = 0, over: int = 0) -> dict[str, obj
 def test_shim_lateness_is_a_histogram_per_workload(metrics: RunMetrics) -> None:
     port = metrics.start()
     metrics.shim_lateness("pp", [])  # a point without counters adds no series
+    metrics.shim_lateness("pp", [{"late_hist_us": [1]}])  # nor one whose lines are unreadable
     assert not any(name.startswith("loggp_run_shim_") for name, _ in scrape(port))
 
     # two processes of one point, then a second point
