@@ -9,10 +9,14 @@ noisy neighbour on this 2-core host inflates neither.
 
 from __future__ import annotations
 
+import math
 import re
+import sys
+from pathlib import Path
 
 import pytest
 from conftest import (
+    BUILD,
     NONZERO_KNOBS,
     ZERO_KNOBS,
     base_env,
@@ -20,6 +24,9 @@ from conftest import (
     fi_pingpong,
     ping_perf,
 )
+
+from loggp.results.lateness import late_quantile_ns
+from loggp.results.protocol import shim_stats
 
 pytestmark = pytest.mark.integration
 
@@ -94,6 +101,48 @@ def test_bandwidth_50MBps_caps_64MiB(fi_pingpong_bin, shim, provider, ep) -> Non
     )
     rate = ping_perf(res).mb_per_sec
     assert 30 <= rate <= 55, f"effective rate {rate:.1f} MB/s under a 50 MB/s cap"
+
+
+SUMMARY = re.compile(
+    r"^loggp: exec: (?P<lines>\d+) shim counter lines in (?P<file>\S+): (?P<msgs>\d+) messages, "
+    r"(?P<releases>\d+) delayed releases, lateness p50 (?P<p50>[<>=]+ \S+ us), "
+    r"p99 (?P<p99>[<>=]+ \S+ us) \(bounds: histogram buckets\), max (?P<max>[\d.]+ [nmu]?s), "
+    r"(?P<over>\d+) late by > 10 us, (?P<early>\d+) early$",
+    re.M,
+)
+
+
+def bound_text(bound_ns: float | None) -> str:
+    assert bound_ns is not None
+    return f">= {16384:g} us" if math.isinf(bound_ns) else f"< {bound_ns / 1000:g} us"
+
+
+def test_exec_stats_summary_reports_the_lateness(fi_pingpong_bin, shim_so, tmp_path) -> None:
+    """loggp exec --stats on each side of a ping-pong: at exit one line on stderr that
+    agrees with the counters the shim wrote, lateness quantiles as bucket bounds."""
+    wrapper = tmp_path / "exec-pingpong"
+    wrapper.write_text(
+        f"#!/bin/sh\nexec {sys.executable} -m loggp exec --latency 20us "
+        f'--stats "{tmp_path}/stats-$$.jsonl" -- {fi_pingpong_bin} "$@"\n'
+    )
+    wrapper.chmod(0o755)
+    env = {**base_env(), "LOGGP_BUILD": str(BUILD)}
+    res = fi_pingpong(str(wrapper), "shm", "rdm", ["-S", "64", "-I", "200"], env, timeout=120)
+    assert res.ok, res.describe()
+    for side in (res.client, res.server):
+        m = SUMMARY.search(side.stderr)
+        assert m, side.stderr
+        stats = shim_stats(Path(m["file"]))
+        assert int(m["lines"]) == len(stats) == 1, stats
+        (line,) = stats
+        # every one of the 200 pings (or pongs) was delayed by ΔL and released
+        assert int(m["msgs"]) == line["msgs"] >= 200
+        assert int(m["releases"]) == line["releases"] >= 200
+        assert sum(line["late_hist_us"]) == line["releases"]
+        assert m["p50"] == bound_text(late_quantile_ns(line["late_hist_us"], 0.5))
+        assert m["p99"] == bound_text(late_quantile_ns(line["late_hist_us"], 0.99))
+        assert int(m["over"]) == line["late_over_10us"]
+        assert int(m["early"]) == line["early_releases"] == 0
 
 
 # Each entry: raw variables, and a regex one "loggp: " stderr line must match.

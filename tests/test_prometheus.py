@@ -66,6 +66,9 @@ def record_tiny_run(metrics: RunMetrics) -> None:
         point = f"pingpong/{knob}/r0"
         metrics.point_started(point, "pingpong", knob)
         metrics.point_finished(point, "pingpong", knob, sweep, "ok", 1.0 + i, 0.1)
+    # the latency point's shim: 99 releases under 1 us late, one in [8, 16) us
+    hist = [99, 0, 0, 0, 1] + [0] * 11
+    metrics.shim_lateness("pingpong", [{"releases": 100, "late_ns": 9000, "late_hist_us": hist}])
 
 
 @pytest.mark.integration
@@ -90,6 +93,12 @@ def test_prometheus_scrapes_the_runner(tmp_path: Path) -> None:
             assert found[0].metric["job"] == "loggp_run"
             assert found[0].metric["instance"] == metrics.address
             planned = server.query("loggp_run_points_planned")
+            # the shim's lateness is a histogram Prometheus computes quantiles of
+            p99 = server.query(
+                "histogram_quantile(0.99, loggp_run_shim_release_late_seconds_bucket)"
+            )
+            assert [s.metric["workload"] for s in p99] == ["pingpong"]
+            assert 0 < p99[0].value <= 1e-6
             assert [s.value for s in planned] == [2.0]
             last = server.query('loggp_run_last_value{knob="latency"}')
             assert [(s.metric["sweep_value"], s.value) for s in last] == [("10", 2.0)]

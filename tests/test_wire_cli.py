@@ -322,6 +322,11 @@ def test_forward_latency_metrics(testbed: Running) -> None:
         assert isinstance(ports, list) and len(ports) == 2
         assert all(p["latency_ns"] == 2_000_000 for p in ports), ports
         assert ports[0]["name"] == "net_af_packet0"
+        # The set returns once the loop runs with 2 ms: every packet sent from now on is
+        # delayed.  Before it none was (knobs at zero), so none counts in the lateness.
+        before = ctl.request({"cmd": "stats"})["ports"]
+        assert isinstance(before, list)
+        assert all(p["releases"] == 0 and sum(p["late_hist_us"]) == 0 for p in before), before
     finally:
         ctl.close()
 
@@ -339,15 +344,28 @@ def test_forward_latency_metrics(testbed: Running) -> None:
         le_1ms = m[f'loggp_wire_added_delay_seconds_bucket{{port="{p}",le="0.001"}}']
         total = m[f'loggp_wire_added_delay_seconds_count{{port="{p}"}}']
         assert total - le_1ms >= 20
+        # The wire's own error: those delayed packets in its lateness histogram, none early.
+        late = m[f'loggp_wire_release_late_seconds_count{{port="{p}"}}']
+        assert late >= 20
+        assert m[f'loggp_wire_release_late_seconds_bucket{{port="{p}",le="+Inf"}}'] == late
+        assert m[f'loggp_wire_release_late_seconds_bucket{{port="{p}",le="1e-06"}}'] <= late
+        assert m[f'loggp_wire_release_late_seconds_sum{{port="{p}"}}'] >= 0
+        assert m[f'loggp_wire_early_releases_total{{port="{p}"}}'] == 0
+        assert f'loggp_wire_release_late_over_10us_total{{port="{p}"}}' in m
 
     rc, rest = testbed.wire.stop()
     assert rc == 0
     totals = json.loads(rest[-1])
     assert totals == json.loads(testbed.stats_json.read_text())
     assert [p["port"] for p in totals["ports"]] == [0, 1]
-    for port in totals["ports"]:
+    for port, old in zip(totals["ports"], before, strict=True):
         assert {"queue", "loss", "tx"} <= port["drops"].keys(), port
         assert not any(port["drops"].values()), port
+        # Each packet sent since the set counted once in the lateness, none early.
+        assert port["releases"] - old["releases"] == port["tx_pkts"] - old["tx_pkts"], port
+        assert sum(port["late_hist_us"]) == port["releases"], port
+        assert port["early_releases"] == 0, port
+        assert port["late_max_ns"] * port["releases"] >= port["late_ns"], port
     assert not testbed.control.exists()
 
 

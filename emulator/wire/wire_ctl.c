@@ -52,6 +52,22 @@ void wire_ctl_config_json(struct wire_state *st, struct wire_buf *b)
 	wire_buf_printf(b, "]");
 }
 
+/* The port's lateness under the names of the fabric shim's stats line. */
+static void wire_ctl_late_json(const struct lgp_stats *late, struct wire_buf *b)
+{
+	unsigned int k;
+	int i;
+
+	for (i = LGP_STAT_LATE_FIRST; i <= LGP_STAT_LATE_LAST; i++)
+		wire_buf_printf(b, ",\"%s\":%" PRIu64, lgp_stat_name(i),
+				lgp_stats_get(late, i));
+	wire_buf_printf(b, ",\"late_hist_us\":[");
+	for (k = 0; k < LGP_LATE_BUCKETS; k++)
+		wire_buf_printf(b, "%s%" PRIu64, k ? "," : "",
+				late->late_hist[k]);
+	wire_buf_printf(b, "]");
+}
+
 void wire_ctl_stats_json(struct wire_state *st, struct wire_buf *b)
 {
 	static const char *const bins[WIRE_HIST_BINS] = {
@@ -84,7 +100,9 @@ void wire_ctl_stats_json(struct wire_state *st, struct wire_buf *b)
 			wire_buf_printf(b, "%s\"%s\":%" PRIu64, k ? "," : "",
 					bins[k], cum);
 		}
-		wire_buf_printf(b, "}}");
+		wire_buf_printf(b, "}");
+		wire_ctl_late_json(&s.late, b);
+		wire_buf_printf(b, "}");
 	}
 	wire_buf_printf(b, "]");
 }
@@ -302,13 +320,51 @@ static void wire_prom_head(struct wire_buf *b, const char *name,
 		}							\
 	} while (0)
 
+static double wire_prom_delay_le(unsigned int k)
+{
+	return (double)wire_hist_le_us[k] * 1e-6;
+}
+
+static double wire_prom_late_le(unsigned int k)
+{
+	return (double)lgp_late_bucket_bound_ns(k) * 1e-9;
+}
+
+/*
+ * One port's series of histogram name from per-bucket counts: cumulative
+ * buckets with le(k) in seconds, the last one +Inf, then _sum and _count.
+ */
+static void wire_prom_hist(struct wire_buf *b, const char *name,
+			   unsigned int port, const uint64_t *counts,
+			   unsigned int nbins, double (*le)(unsigned int k),
+			   double sum_s)
+{
+	uint64_t cum = 0;
+	unsigned int k;
+
+	for (k = 0; k < nbins; k++) {
+		cum += counts[k];
+		if (k < nbins - 1)
+			wire_buf_printf(b, "loggp_wire_%s_bucket{port=\"%u\","
+					"le=\"%g\"} %" PRIu64 "\n", name, port,
+					le(k), cum);
+		else
+			wire_buf_printf(b, "loggp_wire_%s_bucket{port=\"%u\","
+					"le=\"+Inf\"} %" PRIu64 "\n", name,
+					port, cum);
+	}
+	wire_buf_printf(b, "loggp_wire_%s_sum{port=\"%u\"} %.9f\n", name, port,
+			sum_s);
+	wire_buf_printf(b, "loggp_wire_%s_count{port=\"%u\"} %" PRIu64 "\n",
+			name, port, cum);
+}
+
 void wire_ctl_metrics(struct wire_state *st, struct wire_buf *b)
 {
 	static const char *const causes[] = { "queue", "loss", "tx", "rx" };
 	struct wire_shape sh;
 	struct wire_stats s;
-	unsigned int i, c, k;
-	uint64_t cum;
+	unsigned int i, c;
 
 	WIRE_PROM_PORTS(b, st, "rx_packets_total", "counter",
 			"Packets received on the port (from its host).",
@@ -351,25 +407,31 @@ void wire_ctl_metrics(struct wire_state *st, struct wire_buf *b)
 		       "Time packets spent in the wire (arrival to send).");
 	for (i = 0; i < st->nports; i++) {
 		wire_stats_read(&st->ports[i].stats, &s);
-		for (cum = 0, k = 0; k < WIRE_HIST_BINS; k++) {
-			cum += s.hist[k];
-			if (k < WIRE_HIST_BINS - 1)
-				wire_buf_printf(b, "loggp_wire_added_delay_"
-						"seconds_bucket{port=\"%u\","
-						"le=\"%g\"} %" PRIu64 "\n", i,
-						wire_hist_le_us[k] * 1e-6, cum);
-			else
-				wire_buf_printf(b, "loggp_wire_added_delay_"
-						"seconds_bucket{port=\"%u\","
-						"le=\"+Inf\"} %" PRIu64 "\n",
-						i, cum);
-		}
-		wire_buf_printf(b, "loggp_wire_added_delay_seconds_sum"
-				"{port=\"%u\"} %.9f\n", i,
-				(double)s.delay_sum_ns * 1e-9);
-		wire_buf_printf(b, "loggp_wire_added_delay_seconds_count"
-				"{port=\"%u\"} %" PRIu64 "\n", i, cum);
+		wire_prom_hist(b, "added_delay_seconds", i, s.hist,
+			       WIRE_HIST_BINS, wire_prom_delay_le,
+			       (double)s.delay_sum_ns * 1e-9);
 	}
+	wire_prom_head(b, "release_late_seconds", "histogram",
+		       "How late delayed packets left the delay line after "
+		       "their release time (bounds exclusive).");
+	for (i = 0; i < st->nports; i++) {
+		wire_stats_read(&st->ports[i].stats, &s);
+		wire_prom_hist(b, "release_late_seconds", i, s.late.late_hist,
+			       LGP_LATE_BUCKETS, wire_prom_late_le,
+			       (double)lgp_stats_get(&s.late, LGP_STAT_LATE_NS) *
+			       1e-9);
+	}
+	WIRE_PROM_PORTS(b, st, "release_late_max_seconds", "gauge",
+			"Latest a delayed packet has left the delay line.",
+			"%.9f", (double)lgp_stats_get(&s.late,
+						      LGP_STAT_LATE_MAX_NS) * 1e-9);
+	WIRE_PROM_PORTS(b, st, "release_late_over_10us_total", "counter",
+			"Delayed packets that left more than 10 us late.",
+			"%" PRIu64, lgp_stats_get(&s.late, LGP_STAT_LATE_OVER));
+	WIRE_PROM_PORTS(b, st, "early_releases_total", "counter",
+			"Delayed packets that left before their release time "
+			"(a bug if not 0).",
+			"%" PRIu64, lgp_stats_get(&s.late, LGP_STAT_EARLY));
 	WIRE_PROM_PORTS(b, st, "latency_seconds", "gauge",
 			"Configured added latency of the port's egress.",
 			"%.9f", (double)sh.latency_ns * 1e-9);

@@ -185,7 +185,12 @@ static void wire_fwd_rx(struct wire_fwd *f, unsigned int p,
 			wire_fwd_enqueue(f, q, m, now);
 }
 
-/* Send what is due on egress e; returns the number of frames sent. */
+/*
+ * Send what is due on egress e; returns the number of frames sent.  now is
+ * the round's time, read before any port sends: a packet's lateness is how
+ * long after its release time the loop took it (the loop's pick-up delay:
+ * a sleep's overshoot, a long round), not the cost of the send itself.
+ */
 static unsigned int wire_fwd_tx(struct wire_fwd *f, unsigned int e,
 				uint64_t now)
 {
@@ -204,7 +209,7 @@ static unsigned int wire_fwd_tx(struct wire_fwd *f, unsigned int e,
 		return 0;
 	sent = rte_eth_tx_burst(f->port_ids[e], 0, pkts, n);
 	for (i = 0; i < sent; i++)
-		wire_stats_tx(s, ents[i].bytes, now - ents[i].stamp_ns);
+		wire_stats_tx(s, &ents[i], now);
 	/* TX ring full: keep the rest, in order, for the next round. */
 	for (i = sent; i < n; i++)
 		lgp_dq_requeue(&eg->line, &ents[i]);

@@ -16,12 +16,17 @@ unsigned int wire_hist_bin(uint64_t delay_ns)
 	return WIRE_HIST_BINS - 1;
 }
 
-void wire_stats_tx(struct wire_stats *s, uint32_t len, uint64_t delay_ns)
+void wire_stats_tx(struct wire_stats *s, const struct lgp_dq_slot *ent,
+		   uint64_t now_ns)
 {
+	uint64_t delay_ns = now_ns - ent->stamp_ns;
+
 	wire_stat_add(&s->tx_pkts, 1);
-	wire_stat_add(&s->tx_bytes, len);
+	wire_stat_add(&s->tx_bytes, ent->bytes);
 	wire_stat_add(&s->hist[wire_hist_bin(delay_ns)], 1);
 	wire_stat_add(&s->delay_sum_ns, delay_ns);
+	if (ent->release_ns > ent->stamp_ns)
+		lgp_stats_release_owned(&s->late, ent->release_ns, now_ns);
 }
 
 void wire_stats_read(const struct wire_stats *s, struct wire_stats *out)

@@ -6,11 +6,22 @@
  * stores load+delta with relaxed atomics (a plain mov on x86) and a
  * reader sees some recent value of each counter, never a torn one.
  * Counters of one port are not a consistent snapshot of each other.
+ *
+ * The port's lateness is lgp_core's account (lgp/stats.h), kept for the
+ * packets the port delayed, those whose release time was after their
+ * arrival: how long after its release time the loop took each one from
+ * the delay line to send it.  Only its lateness fields (LGP_STAT_LATE_FIRST
+ * to LGP_STAT_LATE_LAST, and the histogram) are used.  A packet the
+ * shaping did not delay (every packet with all knobs at zero) is not
+ * counted, so an unshaped port pays one comparison per packet for it.
  */
 #ifndef WIRE_STATS_H
 #define WIRE_STATS_H
 
 #include <stdint.h>
+
+#include <lgp/dqueue.h>
+#include <lgp/stats.h>
 
 /* Upper bounds in microseconds of the added-delay histogram bins. */
 #define WIRE_HIST_BINS 6
@@ -32,6 +43,7 @@ struct wire_stats {
 	uint64_t queue_max;	/* deepest the delay line has been */
 	uint64_t hist[WIRE_HIST_BINS];	/* added delay, per bin */
 	uint64_t delay_sum_ns;
+	struct lgp_stats late;	/* lateness of delayed packets */
 };
 
 static inline void wire_stat_add(uint64_t *c, uint64_t d)
@@ -48,10 +60,15 @@ static inline void wire_stat_set(uint64_t *c, uint64_t v)
 /* Bin of an added delay in ns: 0 for <= 1 us ... WIRE_HIST_BINS-1 above. */
 unsigned int wire_hist_bin(uint64_t delay_ns);
 
-/* Record one transmitted packet held for delay_ns. */
-void wire_stats_tx(struct wire_stats *s, uint32_t len, uint64_t delay_ns);
+/*
+ * Record one transmitted packet, taken from the delay line at now_ns (ent:
+ * its slot, with the arrival time in stamp_ns): its bytes, the time it was
+ * held, and if it was delayed its lateness.
+ */
+void wire_stats_tx(struct wire_stats *s, const struct lgp_dq_slot *ent,
+		   uint64_t now_ns);
 
-/* Copy every counter with relaxed atomic loads. */
+/* Copy every counter with relaxed atomic loads (the struct is all uint64_t). */
 void wire_stats_read(const struct wire_stats *s, struct wire_stats *out);
 
 #endif /* WIRE_STATS_H */

@@ -13,11 +13,19 @@ it over HTTP on loopback from a daemon thread.
 | `loggp_run_current_point` (gauge) | `point_id`, `workload`, `knob` | 1 while it runs [2] |
 | `loggp_run_last_value` (gauge) | `workload`, `knob`, `sweep_value` | last ok value [3] |
 | `loggp_run_point_wall_seconds` (histogram) | `workload` | wall time of each point |
+| `loggp_run_shim_release_late_seconds` (histogram) | `workload` | the shim's lateness [4] |
+| `loggp_run_shim_release_late_over_10us_total` (counter) | `workload` | releases > 10 us late |
+| `loggp_run_shim_early_releases_total` (counter) | `workload` | releases before their time |
 
 [1] `ok`, `failed`, `timeout`, `invalid`; all four exist from the start, at 0.
 [2] The series disappears when the point finishes.
 [3] The reported metric of the last `ok` point at that sweep value; `sweep_value` is the
     number as %g in the report's unit, or `none` for baseline and grid points.
+[4] How late the shim released the delayed items of the workload's points after their
+    release time, summed over the points' processes (the fabric shim's `late_hist_us`, or
+    the wire ports' change over the point): its 16 buckets as they are, le = 1 us, 2 us,
+    ... 16.384 ms (exclusive bounds, loggp/results/lateness.py) and +Inf; `_sum` the total
+    lateness.  A series appears with the workload's first point that has counters.
 
 A point that did not finish `ok` has no value: it counts in `points_finished_total` and in
 the wall-time histogram but leaves `loggp_run_last_value` as it was.
@@ -25,14 +33,21 @@ the wall-time histogram but leaves `loggp_run_last_value` as it was.
 
 from __future__ import annotations
 
+import itertools
 import threading
 import time
+from collections.abc import Iterator
 from types import TracebackType
+from typing import Any
 from wsgiref.simple_server import WSGIServer
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
+from prometheus_client.core import CounterMetricFamily, HistogramMetricFamily, Metric
+from prometheus_client.registry import Collector
+from prometheus_client.utils import floatToGoString
 
 from loggp.errors import LoggpError
+from loggp.results.lateness import LATE_BUCKETS, Lateness, LatenessError, late_bucket_upper_ns
 from loggp.results.store import STATUSES
 
 # Points last from well under a second (a ping-pong) to many minutes (an MPI suite).
@@ -48,6 +63,51 @@ class MetricsError(LoggpError):
 def sweep_label(sweep_value: float | None) -> str:
     """The `sweep_value` label: the number as %g, or `none` for baseline and grid points."""
     return "none" if sweep_value is None else f"{sweep_value:g}"
+
+
+class _ShimLateness(Collector):
+    """The shim's lateness per workload, added up point by point.  prometheus_client's
+    Histogram only observes single values; these arrive as bucket counts, so they are
+    served as they are, through a collector of their own."""
+
+    _LE = [floatToGoString(late_bucket_upper_ns(k) / 1e9) for k in range(LATE_BUCKETS)]
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._by_workload: dict[str, Lateness] = {}
+
+    def add(self, workload: str, late: Lateness) -> None:
+        with self._lock:
+            old = self._by_workload.get(workload)
+            if old is not None:
+                late = old + late
+            self._by_workload[workload] = late
+
+    def collect(self) -> Iterator[Metric]:
+        hist = HistogramMetricFamily(
+            "loggp_run_shim_release_late_seconds",
+            "How late the shim released delayed items after their release time",
+            labels=["workload"],
+        )
+        over = CounterMetricFamily(
+            "loggp_run_shim_release_late_over_10us",
+            "Delayed items the shim released more than 10 us late",
+            labels=["workload"],
+        )
+        early = CounterMetricFamily(
+            "loggp_run_shim_early_releases",
+            "Delayed items the shim released before their release time (a bug if not 0)",
+            labels=["workload"],
+        )
+        with self._lock:
+            items = sorted(self._by_workload.items())
+        for workload, late in items:
+            # the last bound is inf: its bucket is +Inf
+            buckets = list(zip(self._LE, itertools.accumulate(late.hist), strict=True))
+            hist.add_metric([workload], buckets, late.late_ns / 1e9)
+            over.add_metric([workload], late.over_10us)
+            early.add_metric([workload], late.early)
+        yield from (hist, over, early)
 
 
 class RunMetrics:
@@ -83,6 +143,8 @@ class RunMetrics:
             buckets=WALL_BUCKETS,
             registry=r,
         )
+        self._lateness = _ShimLateness()
+        r.register(self._lateness)
         for status in STATUSES:
             self._finished.labels(status=status)
         self._server: WSGIServer | None = None
@@ -171,6 +233,16 @@ class RunMetrics:
         if status == "ok" and value is not None:
             sweep = sweep_label(sweep_value)
             self._last_value.labels(workload=workload, knob=knob, sweep_value=sweep).set(value)
+
+    def shim_lateness(self, workload: str, stats: list[dict[str, Any]]) -> None:
+        """A point of workload ended with these shim counter lines (or wire ports)."""
+        if not stats:
+            return
+        try:
+            late = Lateness.of(stats)
+        except LatenessError:
+            return  # stored with the point as it is; only the metric goes without it
+        self._lateness.add(workload, late)
 
     def _drop_current(self, point_id: str, workload: str, knob: str) -> None:
         try:

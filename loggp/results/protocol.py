@@ -94,10 +94,11 @@ class MsgCounts:
         )
 
 
-def shim_stats(path: Path) -> list[dict[str, Any]]:
-    """The shim's per-process counter lines (LOGGP_STATS_FILE); [] when there are none."""
+def shim_stats(path: Path, offset: int = 0) -> list[dict[str, Any]]:
+    """The shim's per-process counter lines (LOGGP_STATS_FILE) from byte offset on (the
+    lines appended since the file had that size); [] when there are none."""
     try:
-        text = path.read_text()
+        text = path.read_bytes()[offset:].decode(errors="replace")
     except OSError:
         return []
     out: list[dict[str, Any]] = []

@@ -327,6 +327,7 @@ def run_plan(
                     p.point_id, p.workload.name, p.sweep_knob, p.sweep_value,
                     r.status, r.value, r.wall_s,
                 )  # fmt: skip
+                metrics.shim_lateness(p.workload.name, r.shim_stats)
                 bar.advance(task)
                 if r.status == "ok":
                     summary.ok += 1

@@ -15,15 +15,30 @@ from loggp.errors import LoggpError
 from loggp.net.testbed import require
 from loggp.net.wirectl import WireControl, WireControlError, restore_request, set_request
 from loggp.plan.knobs import KnobSet
+from loggp.results.lateness import LATE_BUCKETS, LATE_HIST_KEY
 
-_COUNTERS = ("rx_pkts", "rx_bytes", "tx_pkts", "tx_bytes")
+_COUNTERS = (
+    "rx_pkts",
+    "rx_bytes",
+    "tx_pkts",
+    "tx_bytes",
+    "releases",
+    "late_ns",
+    "late_over_10us",
+    "early_releases",
+)
 
 
 def _delta(after: dict[str, Any], before: dict[str, Any]) -> dict[str, Any]:
-    out = {k: int(after.get(k, 0)) - int(before.get(k, 0)) for k in _COUNTERS}
+    out: dict[str, Any] = {k: int(after.get(k, 0)) - int(before.get(k, 0)) for k in _COUNTERS}
     drops_a, drops_b = after.get("drops", {}), before.get("drops", {})
     out["drops"] = {k: int(v) - int(drops_b.get(k, 0)) for k, v in drops_a.items()}
+    hist_a = after.get(LATE_HIST_KEY, [0] * LATE_BUCKETS)
+    hist_b = before.get(LATE_HIST_KEY, [0] * LATE_BUCKETS)
+    out[LATE_HIST_KEY] = [int(a) - int(b) for a, b in zip(hist_a, hist_b, strict=True)]
+    # maxima since the wire started, not over the point
     out["queue_depth_max"] = after.get("queue_depth_max")
+    out["late_max_ns"] = after.get("late_max_ns")
     return out
 
 

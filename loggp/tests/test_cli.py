@@ -66,14 +66,59 @@ def test_exec_env(fake_build: Path, tmp_path: Path) -> None:
     assert env["FI_PROVIDER_PATH"] == str(fake_build / "emulator" / "fabric")
     assert env["LOGGP_STATS_FILE"] == str(tmp_path / "s.jsonl")
     assert "LOGGP_GAP" not in env
+    assert res.stderr.splitlines() == [
+        "loggp: exec: dropping inherited LOGGP_GAP: only the knob options given here apply",
+        "loggp: exec: warning: the shim carried no messages: 'env' never opened a fabric, so "
+        "no delay applied (only libfabric traffic is delayed: MPI needs pml cm and mtl ofi; "
+        "TCP/IP programs need the wire, docs/testbed.md)",
+    ]
+
+
+def test_exec_stats_summary_counts_only_this_commands_lines(
+    fake_build: Path, tmp_path: Path
+) -> None:
+    """The summary at exit covers the lines the command appended, not older ones."""
+    stats = tmp_path / "s.jsonl"
+    old = {"provider": "tcp", "msgs": 1000, "releases": 1000, "late_hist_us": [0] * 15 + [1000]}
+    stats.write_text(json.dumps(old) + "\n")
+    line = {
+        "provider": "tcp", "msgs": 12, "releases": 10, "late_ns": 40_000,
+        "late_max_ns": 30_000, "late_over_10us": 1, "early_releases": 0,
+        "late_hist_us": [8, 1] + [0] * 3 + [1] + [0] * 10,
+    }  # fmt: skip
+    rxm = {"provider": "ofi_rxm", "msgs": 0, "releases": 0, "late_hist_us": [0] * 16}
+    script = "; ".join(f"echo '{json.dumps(s)}' >> \"$LOGGP_STATS_FILE\"" for s in (line, rxm))
+    res = loggp("exec", "--latency", "10us", "--stats", str(stats), "--", "sh", "-c", script)
+    assert res.returncode == 0, res.stderr
     assert one_line(res.stderr) == (
-        "loggp: exec: dropping inherited LOGGP_GAP: only the knob options given here apply"
+        f"loggp: exec: 2 shim counter lines in {stats}: 12 messages, 10 delayed releases, "
+        "lateness p50 < 1 us, p99 < 32 us (bounds: histogram buckets), max 30.0 us, "
+        "1 late by > 10 us, 0 early"
+    )
+    broken = json.dumps({"provider": "tcp", "msgs": 1, "late_hist_us": [1]})
+    res = loggp("exec", "--stats", str(stats), "--", "sh", "-c", f"echo '{broken}' >> {stats}")
+    assert res.returncode == 0, res.stderr
+    assert one_line(res.stderr) == (
+        f"loggp: exec: 1 shim counter lines in {stats}: 1 messages, lateness unreadable: "
+        "bad lateness histogram [1]: expected 16 counts >= 0"
     )
 
 
-def test_exec_says_nothing_without_inherited_knobs(fake_build: Path) -> None:
+def test_exec_warns_when_the_shim_carried_nothing(fake_build: Path) -> None:
+    """A command that never sends through libfabric ran undelayed: one line says so (and
+    nothing else is said without inherited knobs)."""
     res = loggp("exec", "--gap", "1us", "--", "true")
-    assert res.returncode == 0 and res.stderr == ""
+    assert res.returncode == 0
+    assert one_line(res.stderr).startswith(
+        "loggp: exec: warning: the shim carried no messages: 'true' never opened a fabric"
+    )
+    line = json.dumps({"provider": "tcp", "msgs": 0, "late_hist_us": [0] * 16})
+    res = loggp("exec", "--", "sh", "-c", f"echo '{line}' >> \"$LOGGP_STATS_FILE\"")
+    assert one_line(res.stderr).endswith(
+        "'sh' opened a fabric but sent nothing through it, so no delay applied (only "
+        "libfabric traffic is delayed: MPI needs pml cm and mtl ofi; TCP/IP programs need "
+        "the wire, docs/testbed.md)"
+    )
 
 
 @pytest.mark.parametrize(

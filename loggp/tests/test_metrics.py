@@ -90,6 +90,59 @@ def test_counters_and_labels_follow_the_run(metrics: RunMetrics) -> None:
     assert not any(name == "loggp_run_current_point" for name, _ in samples)
 
 
+def _stats(hist: dict[int, int], early: int = 0, over: int = 0) -> dict[str, object]:
+    """A shim counter line with lateness histogram hist (bucket: count)."""
+    counts = [hist.get(k, 0) for k in range(16)]
+    return {
+        "provider": "tcp",
+        "releases": sum(counts) + early,
+        "late_ns": sum(n * 500 * 2**k for k, n in hist.items()),
+        "late_max_ns": 0,
+        "late_over_10us": over,
+        "early_releases": early,
+        "late_hist_us": counts,
+    }
+
+
+def test_shim_lateness_is_a_histogram_per_workload(metrics: RunMetrics) -> None:
+    port = metrics.start()
+    metrics.shim_lateness("pp", [])  # a point without counters adds no series
+    metrics.shim_lateness("pp", [{"late_hist_us": [1]}])  # nor one whose lines are unreadable
+    assert not any(name.startswith("loggp_run_shim_") for name, _ in scrape(port))
+
+    # two processes of one point, then a second point
+    metrics.shim_lateness("pp", [_stats({0: 5, 3: 1}), _stats({3: 2})])
+    metrics.shim_lateness("pp", [_stats({15: 1}, early=1, over=1)])
+    metrics.shim_lateness("kap", [_stats({1: 4})])
+    samples = scrape(port)
+
+    def bucket(le: str, workload: str = "pp") -> float:
+        return samples[key("loggp_run_shim_release_late_seconds_bucket", workload=workload, le=le)]
+
+    # cumulative counts at the exclusive bounds 2^k us, the last bucket +Inf
+    assert bucket("1e-06") == 5
+    assert bucket("4e-06") == 5
+    assert bucket("8e-06") == 8  # bucket 3 is [4, 8) us
+    assert bucket("1.6e-05") == 8
+    assert bucket("0.016384") == 8
+    assert bucket("+Inf") == 9
+    assert samples[key("loggp_run_shim_release_late_seconds_count", workload="pp")] == 9
+    late_ns = 5 * 500 + 3 * 500 * 8 + 500 * 2**15
+    assert samples[key("loggp_run_shim_release_late_seconds_sum", workload="pp")] == pytest.approx(
+        late_ns * 1e-9
+    )
+    assert samples[key("loggp_run_shim_early_releases_total", workload="pp")] == 1
+    assert samples[key("loggp_run_shim_release_late_over_10us_total", workload="pp")] == 1
+    assert bucket("2e-06", "kap") == 4
+    assert samples[key("loggp_run_shim_early_releases_total", workload="kap")] == 0
+    kap = [
+        labels
+        for name, labels in samples
+        if name == "loggp_run_shim_release_late_seconds_bucket" and ("workload", "kap") in labels
+    ]
+    assert len(kap) == 16
+
+
 def test_finishing_an_unstarted_point_is_fine(metrics: RunMetrics) -> None:
     port = metrics.start()
     metrics.point_finished("x/baseline/r0", "x", "baseline", None, "ok", 3.0, 0.1)

@@ -193,3 +193,39 @@ def test_point_fails_clearly_when_the_testbed_went_down(
     assert "cannot set the point's knobs on the wire: no testbed 'gone' is up" in rec.stderr_tail
     assert (tmp_path / "points" / "0" / "stderr").read_text().startswith("loggp: cannot set")
     assert not (tmp_path / "points" / "0" / "command").exists()  # nothing was launched
+
+
+class _StatsControl:
+    """A stand-in for the wire's control connection that answers every request with ports."""
+
+    def __init__(self, ports: list[dict[str, object]]) -> None:
+        self.ports = ports
+
+    def __enter__(self) -> _StatsControl:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        pass
+
+    def request(self, req: dict[str, object]) -> dict[str, object]:
+        return {"ok": True, "ports": self.ports}
+
+
+def test_record_stores_the_change_of_the_ports_lateness(monkeypatch: pytest.MonkeyPatch) -> None:
+    def port(releases: int, hist0: int, max_ns: int) -> dict[str, object]:
+        return {
+            "port": 0, "tx_pkts": releases + 1, "drops": {"queue": 0}, "queue_depth_max": 3,
+            "releases": releases, "late_ns": 10 * releases, "late_max_ns": max_ns,
+            "late_over_10us": 0, "early_releases": 0,
+            "late_hist_us": [hist0, releases - hist0] + [0] * 14,
+        }  # fmt: skip
+
+    before, after = port(10, 10, 500), port(25, 12, 9000)
+    session = WireSession("ut")
+    monkeypatch.setattr(session, "_control", lambda: _StatsControl([after]))
+    (got,) = session.record([{"port": 0, "latency_ns": 1000}], [before])
+    assert got["shim"] == "wire" and got["latency_ns"] == 1000
+    assert (got["tx_pkts"], got["releases"], got["late_ns"]) == (15, 15, 150)
+    assert got["late_hist_us"] == [2, 13] + [0] * 14
+    assert got["late_max_ns"] == 9000  # a maximum since the wire started, as queue_depth_max
+    assert got["early_releases"] == 0

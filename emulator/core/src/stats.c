@@ -4,8 +4,11 @@
  *
  * Relaxed atomics suffice: each counter is independent and is only read
  * as a whole at close, after the threads that update it have quiesced.
+ * A struct with a single writer is updated by relaxed load and store, which
+ * on x86 are plain moves.
  */
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <unistd.h>
 
@@ -110,31 +113,65 @@ uint64_t lgp_stats_get(const struct lgp_stats *s, enum lgp_stat stat)
 unsigned int lgp_late_bucket(uint64_t late_ns)
 {
 	uint64_t us = late_ns / 1000;
-	unsigned int k = 0;
+	unsigned int k;
 
-	while (us && k < LGP_LATE_BUCKETS - 1) {
-		us >>= 1;
-		k++;
+	if (!us)
+		return 0;
+	k = 64 - (unsigned int)__builtin_clzll(us);	/* us in [2^(k-1), 2^k) */
+	return k < LGP_LATE_BUCKETS - 1 ? k : LGP_LATE_BUCKETS - 1;
+}
+
+uint64_t lgp_late_bucket_bound_ns(unsigned int k)
+{
+	return k < LGP_LATE_BUCKETS - 1 ? (1000ULL << k) : UINT64_MAX;
+}
+
+static inline void stats_count(uint64_t *c, uint64_t delta, bool owned)
+{
+	if (owned)
+		__atomic_store_n(c, __atomic_load_n(c, __ATOMIC_RELAXED) + delta,
+				 __ATOMIC_RELAXED);
+	else
+		__atomic_fetch_add(c, delta, __ATOMIC_RELAXED);
+}
+
+/*
+ * The one account of a release; owned is a constant at both call sites, so
+ * each gets its own code without a branch on it.
+ */
+static inline void stats_release(struct lgp_stats *s, uint64_t due_ns,
+				 uint64_t now_ns, bool owned)
+{
+	uint64_t late;
+
+	stats_count(&s->v[LGP_STAT_RELEASES], 1, owned);
+	if (now_ns < due_ns) {
+		stats_count(&s->v[LGP_STAT_EARLY], 1, owned);
+		return;
 	}
-	return k;
+	late = now_ns - due_ns;
+	stats_count(&s->v[LGP_STAT_LATE_NS], late, owned);
+	if (owned) {
+		if (late > lgp_stats_get(s, LGP_STAT_LATE_MAX_NS))
+			__atomic_store_n(&s->v[LGP_STAT_LATE_MAX_NS], late,
+					 __ATOMIC_RELAXED);
+	} else {
+		lgp_stats_max(s, LGP_STAT_LATE_MAX_NS, late);
+	}
+	if (late > LGP_LATE_OVER_NS)
+		stats_count(&s->v[LGP_STAT_LATE_OVER], 1, owned);
+	stats_count(&s->late_hist[lgp_late_bucket(late)], 1, owned);
 }
 
 void lgp_stats_release(struct lgp_stats *s, uint64_t due_ns, uint64_t now_ns)
 {
-	uint64_t late;
+	stats_release(s, due_ns, now_ns, false);
+}
 
-	lgp_stats_add(s, LGP_STAT_RELEASES, 1);
-	if (now_ns < due_ns) {
-		lgp_stats_add(s, LGP_STAT_EARLY, 1);
-		return;
-	}
-	late = now_ns - due_ns;
-	lgp_stats_add(s, LGP_STAT_LATE_NS, late);
-	lgp_stats_max(s, LGP_STAT_LATE_MAX_NS, late);
-	if (late > LGP_LATE_OVER_NS)
-		lgp_stats_add(s, LGP_STAT_LATE_OVER, 1);
-	__atomic_fetch_add(&s->late_hist[lgp_late_bucket(late)], 1,
-			   __ATOMIC_RELAXED);
+void lgp_stats_release_owned(struct lgp_stats *s, uint64_t due_ns,
+			     uint64_t now_ns)
+{
+	stats_release(s, due_ns, now_ns, true);
 }
 
 int lgp_stats_json(const struct lgp_stats *s, const char *provider,

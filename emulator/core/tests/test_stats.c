@@ -125,33 +125,59 @@ static void test_late_buckets(void)
 	CHECK_EQ_INT(lgp_late_bucket(UINT64_MAX), 15);
 }
 
-static void test_release(void)
+typedef void (*release_fn)(struct lgp_stats *, uint64_t, uint64_t);
+
+/* Both recorders keep the same account: shared (atomic) and owned. */
+static void test_release(release_fn release)
 {
 	struct lgp_stats s = { { 0 }, { 0 } };
 	char buf[1024];
 
-	lgp_stats_release(&s, 1000, 1000);		/* on time */
-	lgp_stats_release(&s, 1000, 1500);		/* 0.5 us late */
-	lgp_stats_release(&s, 1000, 4000);		/* 3 us late */
-	lgp_stats_release(&s, 1000, 31000);		/* 30 us late */
-	lgp_stats_release(&s, 5000, 4000);		/* early */
-	CHECK_EQ_U64(lgp_stats_get(&s, LGP_STAT_RELEASES), 5);
+	release(&s, 1000, 1000);		/* on time */
+	release(&s, 1000, 1500);		/* 0.5 us late */
+	release(&s, 1000, 4000);		/* 3 us late */
+	release(&s, 1000, 31000);		/* 30 us late */
+	release(&s, 1000, 11000);		/* 10 us late: not over 10 us */
+	release(&s, 5000, 4000);		/* early */
+	CHECK_EQ_U64(lgp_stats_get(&s, LGP_STAT_RELEASES), 6);
 	CHECK_EQ_U64(lgp_stats_get(&s, LGP_STAT_EARLY), 1);
-	CHECK_EQ_U64(lgp_stats_get(&s, LGP_STAT_LATE_NS), 500 + 3000 + 30000);
+	CHECK_EQ_U64(lgp_stats_get(&s, LGP_STAT_LATE_NS),
+		     500 + 3000 + 30000 + 10000);
 	CHECK_EQ_U64(lgp_stats_get(&s, LGP_STAT_LATE_MAX_NS), 30000);
 	CHECK_EQ_U64(lgp_stats_get(&s, LGP_STAT_LATE_OVER), 1);
 	CHECK_EQ_U64(s.late_hist[0], 2);
 	CHECK_EQ_U64(s.late_hist[2], 1);
+	CHECK_EQ_U64(s.late_hist[4], 1);
 	CHECK_EQ_U64(s.late_hist[5], 1);
 	lgp_stats_json(&s, "shm", buf, sizeof(buf));
-	CHECK(strstr(buf, ",\"late_hist_us\":[2,0,1,0,0,1,0,0,0,0,0,0,0,0,0,0]}")
+	CHECK(strstr(buf, ",\"late_hist_us\":[2,0,1,0,1,1,0,0,0,0,0,0,0,0,0,0]}")
 	      != NULL);
+}
+
+/* Bucket k holds lateness below lgp_late_bucket_bound_ns(k). */
+static void test_late_bounds(void)
+{
+	unsigned int k;
+
+	CHECK_EQ_U64(lgp_late_bucket_bound_ns(0), 1000);
+	CHECK_EQ_U64(lgp_late_bucket_bound_ns(4), 16000);
+	CHECK_EQ_U64(lgp_late_bucket_bound_ns(14), 16384000);
+	CHECK_EQ_U64(lgp_late_bucket_bound_ns(15), UINT64_MAX);
+	CHECK_EQ_U64(lgp_late_bucket_bound_ns(99), UINT64_MAX);
+	for (k = 0; k < LGP_LATE_BUCKETS - 1; k++) {
+		CHECK_EQ_INT(lgp_late_bucket(lgp_late_bucket_bound_ns(k) - 1), k);
+		CHECK_EQ_INT(lgp_late_bucket(lgp_late_bucket_bound_ns(k)), k + 1);
+	}
+	CHECK_STR(lgp_stat_name(LGP_STAT_LATE_FIRST), "releases");
+	CHECK_STR(lgp_stat_name(LGP_STAT_LATE_LAST), "early_releases");
 }
 
 int main(void)
 {
 	test_late_buckets();
-	test_release();
+	test_late_bounds();
+	test_release(lgp_stats_release);
+	test_release(lgp_stats_release_owned);
 	test_counters();
 	test_threads();
 	test_names();

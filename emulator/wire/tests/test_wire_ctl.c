@@ -24,6 +24,14 @@
 
 static char err[512];
 
+/* A packet of 100 bytes that arrived at 0, due at release_ns, sent at now_ns. */
+static void tx(struct wire_stats *s, uint64_t release_ns, uint64_t now_ns)
+{
+	struct lgp_dq_slot e = { .release_ns = release_ns, .bytes = 100 };
+
+	wire_stats_tx(s, &e, now_ns);
+}
+
 static int jparse(const char *s, struct wire_json_obj *o)
 {
 	return wire_json_parse(s, strlen(s), o, err, sizeof(err));
@@ -157,8 +165,8 @@ static void test_requests(void)
 	CHECK_EQ_U64(s.latency_ns, 0);
 
 	wire_stat_add(&st.ports[1].stats.rx_pkts, 3);
-	wire_stats_tx(&st.ports[1].stats, 100, 500);		/* <= 1 us */
-	wire_stats_tx(&st.ports[1].stats, 100, 2000000);	/* 2 ms */
+	tx(&st.ports[1].stats, 0, 500);		/* undelayed, held <= 1 us */
+	tx(&st.ports[1].stats, 1000000, 2000000);	/* held 2 ms, 1 ms late */
 	wire_stat_add(&st.ports[1].stats.drop_queue, 4);
 	CHECK_HAS(req(&st, "{\"cmd\":\"stats\"}"),
 		  "{\"port\":1,\"name\":\"port1\",\"rx_pkts\":3,\"rx_bytes\":0,"
@@ -166,7 +174,10 @@ static void test_requests(void)
 		  "\"loss\":0,\"tx\":0,\"rx\":0}");
 	CHECK_HAS(wire_buf_str(&out), "\"delay_hist_us\":{\"le_1\":1,"
 		  "\"le_10\":1,\"le_100\":1,\"le_1000\":1,\"le_10000\":2,"
-		  "\"inf\":2}");
+		  "\"inf\":2},\"releases\":1,\"late_ns\":1000000,"
+		  "\"late_max_ns\":1000000,\"late_over_10us\":1,"
+		  "\"early_releases\":0,\"late_hist_us\":[0,0,0,0,0,0,0,0,0,0,"
+		  "1,0,0,0,0,0]}");
 
 	wire_buf_reset(&out);
 	wire_ctl_metrics(&st, &out);
@@ -179,6 +190,26 @@ static void test_requests(void)
 		  "{port=\"1\",le=\"0.001\"} 1\n");
 	CHECK_HAS(wire_buf_str(&out), "loggp_wire_added_delay_seconds_bucket"
 		  "{port=\"1\",le=\"+Inf\"} 2\n");
+	CHECK_HAS(wire_buf_str(&out), "# TYPE loggp_wire_release_late_seconds "
+		  "histogram\n");
+	CHECK_HAS(wire_buf_str(&out), "loggp_wire_release_late_seconds_bucket"
+		  "{port=\"1\",le=\"0.000512\"} 0\n"
+		  "loggp_wire_release_late_seconds_bucket"
+		  "{port=\"1\",le=\"0.001024\"} 1\n");
+	CHECK_HAS(wire_buf_str(&out), "loggp_wire_release_late_seconds_bucket"
+		  "{port=\"1\",le=\"0.016384\"} 1\n"
+		  "loggp_wire_release_late_seconds_bucket"
+		  "{port=\"1\",le=\"+Inf\"} 1\n"
+		  "loggp_wire_release_late_seconds_sum{port=\"1\"} 0.001000000\n"
+		  "loggp_wire_release_late_seconds_count{port=\"1\"} 1\n");
+	CHECK_HAS(wire_buf_str(&out), "loggp_wire_release_late_seconds_bucket"
+		  "{port=\"0\",le=\"1e-06\"} 0\n");
+	CHECK_HAS(wire_buf_str(&out),
+		  "loggp_wire_release_late_max_seconds{port=\"1\"} 0.001000000\n");
+	CHECK_HAS(wire_buf_str(&out),
+		  "loggp_wire_release_late_over_10us_total{port=\"1\"} 1\n");
+	CHECK_HAS(wire_buf_str(&out),
+		  "loggp_wire_early_releases_total{port=\"1\"} 0\n");
 	CHECK_HAS(wire_buf_str(&out),
 		  "loggp_wire_latency_seconds{port=\"1\"} 0.001000000\n");
 	CHECK_HAS(wire_buf_str(&out),

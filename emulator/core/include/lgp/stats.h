@@ -2,7 +2,8 @@
 /*
  * Per-process shim counters: what was delayed and by how much.
  *
- * Updated with relaxed atomics from any thread; read with lgp_stats_json()
+ * Updated with relaxed atomics from any thread (or, by a struct's only
+ * writer, with lgp_stats_release_owned()); read with lgp_stats_json()
  * which writes one JSON object on one line, the form the runner parses:
  *   {"pid":..,"provider":"..","msgs":..,"bytes":..,"send_overhead_ns":..,
  *    "recv_overhead_ns":..,"recv_msgs":..,"gap_ns":..,"bulk_gap_ns":..,
@@ -12,9 +13,12 @@
  *
  * Lateness is the shim's own error: how long after its release time a
  * delayed item was really released (a deferred send handed to the
- * provider).  Bucket 0 of the histogram counts releases less than 1 us
- * late, bucket k (1..14) those [2^(k-1), 2^k) us late, bucket 15 the rest
- * (16.384 ms and more).  An early release would be a bug: counted apart.
+ * provider, a packet sent by the wire).  Bucket 0 of the histogram counts
+ * releases less than 1 us late, bucket k (1..14) those [2^(k-1), 2^k) us
+ * late, bucket 15 the rest (16.384 ms and more).  An early release would
+ * be a bug: counted apart.  The lateness fields are the run of stats from
+ * LGP_STAT_LATE_FIRST to LGP_STAT_LATE_LAST, so a program that keeps only
+ * lateness (the wire, per port) can name them with lgp_stat_name().
  */
 #ifndef LGP_STATS_H
 #define LGP_STATS_H
@@ -43,7 +47,9 @@ enum lgp_stat {
 	LGP_STAT_LATE_MAX_NS,		/* maximum, not a sum */
 	LGP_STAT_LATE_OVER,		/* late by more than LGP_LATE_OVER_NS */
 	LGP_STAT_EARLY,			/* released before their time */
-	LGP_STAT_COUNT
+	LGP_STAT_COUNT,
+	LGP_STAT_LATE_FIRST = LGP_STAT_RELEASES,
+	LGP_STAT_LATE_LAST = LGP_STAT_EARLY,
 };
 
 #define LGP_LATE_BUCKETS	16
@@ -66,8 +72,27 @@ uint64_t lgp_stats_get(const struct lgp_stats *s, enum lgp_stat stat);
 /* The histogram bucket of a lateness (see the top of this file). */
 unsigned int lgp_late_bucket(uint64_t late_ns);
 
-/* Records the release at now_ns of an item whose release time was due_ns. */
+/*
+ * The exclusive upper bound of bucket k in ns (2^k us), UINT64_MAX for the
+ * last bucket and beyond.
+ */
+uint64_t lgp_late_bucket_bound_ns(unsigned int k);
+
+/*
+ * Records the release at now_ns of an item whose release time was due_ns:
+ * one count, its lateness in the total, the maximum, the over-10us count
+ * and the histogram, or one early release.  From any thread.
+ */
 void lgp_stats_release(struct lgp_stats *s, uint64_t due_ns, uint64_t now_ns);
+
+/*
+ * The same record by the only thread that updates s (the wire's lcore for
+ * its ports): relaxed loads and stores instead of atomic read-modify-writes,
+ * so a release costs no locked instruction.  Readers may read s meanwhile
+ * and see each counter untorn.
+ */
+void lgp_stats_release_owned(struct lgp_stats *s, uint64_t due_ns,
+			     uint64_t now_ns);
 
 /*
  * Writes the JSON line (without newline) into buf; provider may be NULL,
