@@ -113,7 +113,8 @@ def test_fio_runs_and_sums_its_jobs(tmp_path: Path) -> None:
     if not shutil.which("fio"):
         pytest.skip("fio is not installed (Debian package fio; make deps)")
     argv = [sys.executable, "-m", "loggp.drivers.fio", "--name=w", "--rw=write", "--bs=64k",
-            "--size=2M", "--numjobs=2", f"--directory={tmp_path}", "--verify=crc32c"]  # fmt: skip
+            "--size=2M", "--numjobs=2", f"--directory={tmp_path}", "--verify=crc32c",
+            "--verify_state_save=0"]  # fmt: skip
     run = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False)
     assert run.returncode == 0, run.stderr
     res = json.loads(run.stdout.splitlines()[-1])
