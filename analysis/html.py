@@ -24,16 +24,15 @@ from analysis.knobs import knob_info
 from analysis.model import FIT_RULE, Models
 from analysis.slowdown import STAT_METHOD, Analysis, CurvePoint, KnobSummary, Stat
 from analysis.store import Run
-from loggp.results.judge import LATE_FLOOR_NS, LATE_SHARE, fmt_ns
+from loggp.results.judge import bound_rule
 from loggp.results.reader import StoredPoint
 
 # The mark of a table cell or point that holds degraded repeats.
 DEGRADED_MARK = "⚠"
 DEGRADED_RULE = (
-    f"degraded: measured, but the shim's own error was above its bound — its p99 release "
-    f"lateness above max({fmt_ns(LATE_FLOOR_NS)}, {100 * LATE_SHARE:g} % of the point's "
-    "injected delay, the largest of its Δo_s, Δo_r, Δg, ΔL), or an early release; "
-    "kept on the curves and marked " + DEGRADED_MARK
+    "degraded: measured, but the shim's own error was above its bound — its p99 release "
+    f"lateness above {bound_rule('(the largest of the point’s Δo_s, Δo_r, Δg, ΔL)')}, "
+    f"or an early release; kept on the curves and marked {DEGRADED_MARK}"
 )
 
 # Provenance keys shown first, in this order; the rest follow alphabetically.

@@ -30,7 +30,6 @@ from loggp.results.protocol import is_number
 LATE_QUANTILE = 0.99
 LATE_FLOOR_NS = 2000
 LATE_SHARE = 0.05
-BOUND_RULE = "max(2 us, 5 % of the injected delay {})"
 
 
 @dataclass(frozen=True)
@@ -85,6 +84,11 @@ def fmt_ns(ns: float) -> str:
     return f"{ns / 1e6:.3g} ms"
 
 
+def bound_rule(delay: str) -> str:
+    """The bound in words, with the injected delay described by delay."""
+    return f"max({fmt_ns(LATE_FLOOR_NS)}, {100 * LATE_SHARE:g} % of the injected delay {delay})"
+
+
 def degraded_reason(late: Lateness | None, delay_ns: int, other_cpu: float | None) -> str | None:
     """Why the point is degraded, or None when it is not; the host's contention is given."""
     if late is None:
@@ -94,7 +98,7 @@ def degraded_reason(late: Lateness | None, delay_ns: int, other_cpu: float | Non
         why.append(f"{late.early} early release(s)")
     bound = late_bound_ns(delay_ns)
     if late.p99_ns is not None and late.p99_ns > bound:
-        rule = BOUND_RULE.format(fmt_ns(delay_ns))
+        rule = bound_rule(fmt_ns(delay_ns))
         why.append(f"p99 lateness up to {fmt_ns(late.p99_ns)} exceeds {fmt_ns(bound)} = {rule}")
     if not why:
         return None
