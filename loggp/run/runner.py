@@ -35,7 +35,7 @@ from loggp.metrics.node import cpu_sample, other_cpu
 from loggp.metrics.prometheus import PrometheusServer, find_node_exporter, find_prometheus
 from loggp.plan.experiment import Experiment
 from loggp.plan.sweep import Point, expand
-from loggp.results.judge import degraded_reason, injected_delay_ns, lateness
+from loggp.results.judge import Lateness, degraded_reason, injected_delay_ns, lateness
 from loggp.results.protocol import messages_check, result_line, shim_stats
 from loggp.results.rundir import RunRecord, plan_entry, write_run
 from loggp.results.store import STATUS_DEGRADED, STATUS_OK, PointRecord, Store
@@ -149,6 +149,20 @@ def _record(p: Point, **outcome: Any) -> PointRecord:
     )
 
 
+def _judgement(
+    late: Lateness | None, contention: float | None, reason: str | None
+) -> dict[str, Any]:
+    """The columns that judge a point by the shim's own error (None where unknown)."""
+    return {
+        "releases": None if late is None else late.releases,
+        "late_p99_ns": None if late is None else late.p99_ns,
+        "late_max_ns": None if late is None else late.max_ns,
+        "early_releases": None if late is None else late.early,
+        "host_other_cpu": contention,
+        "degraded_reason": reason,
+    }
+
+
 def _not_run(p: Point, point_dir: Path, why: str) -> PointRecord:
     """A point that could not start (the testbed's wire did not take its knobs)."""
     (point_dir / "stderr").write_text(f"loggp: {why}\n")
@@ -161,12 +175,7 @@ def _not_run(p: Point, point_dir: Path, why: str) -> PointRecord:
         result=None,
         shim_stats=[],
         msgs_check=None,
-        releases=None,
-        late_p99_ns=None,
-        late_max_ns=None,
-        early_releases=None,
-        host_other_cpu=None,
-        degraded_reason=None,
+        **_judgement(None, None, None),
         wall_s=0.0,
         started=now,
         finished=now,
@@ -218,12 +227,7 @@ def run_point(exp: Experiment, p: Point, run_dir: Path, opts: RunOptions) -> Poi
         result=result,
         shim_stats=stats,
         msgs_check=check,
-        releases=None if late is None else late.releases,
-        late_p99_ns=None if late is None else late.p99_ns,
-        late_max_ns=None if late is None else late.max_ns,
-        early_releases=None if late is None else late.early,
-        host_other_cpu=contention,
-        degraded_reason=reason if status == STATUS_DEGRADED else None,
+        **_judgement(late, contention, reason if status == STATUS_DEGRADED else None),
         wall_s=wall,
         started=started,
         finished=time.time(),
