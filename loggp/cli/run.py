@@ -13,6 +13,7 @@ from loggp.cli.show import plan_table, settings_table
 from loggp.errors import LoggpError
 from loggp.plan.experiment import Experiment, load_experiment
 from loggp.plan.sweep import expand
+from loggp.results.judge import bound_rule
 from loggp.results.rundir import (
     RunRecord,
     latest_run_dir,
@@ -34,8 +35,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "Without FILE the built-in default suite runs.  A failed point is recorded and the "
         "run goes on; Ctrl-C leaves every finished point stored for --resume.  A point that "
         "finished ok is stored 'degraded', with its value and the reason, when the shim's own "
-        "error was above its bound: its p99 release lateness above max(2 us, 5 %% of the "
-        "point's largest time knob) or any early release (docs/results.md).",
+        "error was above its bound: its p99 release lateness above "
+        f"{bound_rule('(its largest Δo_s, Δo_r, Δg or ΔL)')} or any early release "
+        "(docs/results.md).",
     )
     p.add_argument("file", nargs="?", type=Path, metavar="FILE", help="experiment YAML")
     p.add_argument(
