@@ -33,7 +33,7 @@ LATE_SHARE = 0.05
 
 
 @dataclass(frozen=True)
-class Lateness:
+class LateSummary:
     """The shim's release lateness over one point's processes."""
 
     releases: int
@@ -46,7 +46,7 @@ def _total(stats: Iterable[dict[str, Any]], key: str) -> int:
     return sum(int(s[key]) for s in stats if is_number(s.get(key)))
 
 
-def lateness(stats: list[dict[str, Any]]) -> Lateness | None:
+def lateness(stats: list[dict[str, Any]]) -> LateSummary | None:
     """The merged lateness of a point's stats lines; None when no line carries a histogram
     (no shim ran, or a shim that does not count lateness) or a histogram is malformed."""
     stats = [s for s in stats if "late_hist_us" in s]
@@ -61,7 +61,7 @@ def lateness(stats: list[dict[str, Any]]) -> Lateness | None:
     )
     bound = late_quantile_ns(hist, LATE_QUANTILE)
     p99 = None if bound is None else int(min(bound, late_max))
-    return Lateness(sum(hist), p99, late_max, _total(stats, "early_releases"))
+    return LateSummary(sum(hist), p99, late_max, _total(stats, "early_releases"))
 
 
 def injected_delay_ns(knobs: KnobSet) -> int:
@@ -89,7 +89,7 @@ def bound_rule(delay: str) -> str:
     return f"max({fmt_ns(LATE_FLOOR_NS)}, {100 * LATE_SHARE:g} % of the injected delay {delay})"
 
 
-def degraded_reason(late: Lateness | None, delay_ns: int, other_cpu: float | None) -> str | None:
+def degraded_reason(late: LateSummary | None, delay_ns: int, other_cpu: float | None) -> str | None:
     """Why the point is degraded, or None when it is not; the host's contention is given."""
     if late is None:
         return None

@@ -35,7 +35,7 @@ from loggp.metrics.node import cpu_sample, other_cpu
 from loggp.metrics.prometheus import PrometheusServer, find_node_exporter, find_prometheus
 from loggp.plan.experiment import Experiment
 from loggp.plan.sweep import Point, expand
-from loggp.results.judge import Lateness, degraded_reason, injected_delay_ns, lateness
+from loggp.results.judge import LateSummary, degraded_reason, injected_delay_ns, lateness
 from loggp.results.protocol import messages_check, result_line, shim_stats
 from loggp.results.rundir import RunRecord, plan_entry, write_run
 from loggp.results.store import STATUS_DEGRADED, STATUS_OK, PointRecord, Store
@@ -150,7 +150,7 @@ def _record(p: Point, **outcome: Any) -> PointRecord:
 
 
 def _judgement(
-    late: Lateness | None, contention: float | None, reason: str | None
+    late: LateSummary | None, contention: float | None, reason: str | None
 ) -> dict[str, Any]:
     """The columns that judge a point by the shim's own error (None where unknown)."""
     return {

@@ -7,7 +7,7 @@ import pytest
 from loggp.metrics.node import CpuSample, busy_seconds, other_cpu
 from loggp.plan.knobs import KnobSet
 from loggp.results.judge import (
-    Lateness,
+    LateSummary,
     degraded_reason,
     injected_delay_ns,
     late_bound_ns,
@@ -29,21 +29,21 @@ def test_lateness_merges_the_processes_histograms() -> None:
         {"provider": "ofi_rxm", "msgs": 3},  # a line without a histogram counts for nothing
     ]
     late = lateness(stats)
-    assert late == Lateness(releases=100, p99_ns=8000, max_ns=9000, early=2)
+    assert late == LateSummary(releases=100, p99_ns=8000, max_ns=9000, early=2)
 
 
 def test_p99_is_the_bucket_edge_or_the_max_when_smaller() -> None:
-    assert lateness([line({3: 100}, 5000)]) == Lateness(100, 5000, 5000, 0)
-    assert lateness([line({15: 100}, 40_000_000)]) == Lateness(100, 40_000_000, 40_000_000, 0)
+    assert lateness([line({3: 100}, 5000)]) == LateSummary(100, 5000, 5000, 0)
+    assert lateness([line({15: 100}, 40_000_000)]) == LateSummary(100, 40_000_000, 40_000_000, 0)
     # 99 of 100 under 1 us: the p99 is in bucket 0, whatever the one slow release was
-    assert lateness([line({0: 99, 12: 1}, 3_000_000)]) == Lateness(100, 1000, 3_000_000, 0)
+    assert lateness([line({0: 99, 12: 1}, 3_000_000)]) == LateSummary(100, 1000, 3_000_000, 0)
 
 
 def test_no_histogram_or_a_bad_one_is_no_summary() -> None:
     assert lateness([]) is None
     assert lateness([{"provider": "tcp", "msgs": 4}]) is None
     assert lateness([{"late_hist_us": [1, 2]}]) is None
-    assert lateness([line({}, 0)]) == Lateness(0, None, 0, 0)
+    assert lateness([line({}, 0)]) == LateSummary(0, None, 0, 0)
 
 
 def test_the_injected_delay_is_the_largest_time_knob() -> None:
@@ -63,27 +63,27 @@ def test_the_bound_is_2us_or_5_percent_of_the_delay() -> None:
 
 
 def test_a_point_is_degraded_above_the_bound_and_says_why() -> None:
-    assert degraded_reason(Lateness(100, 2000, 2500, 0), 0, 0.1) is None  # at the bound
-    assert degraded_reason(Lateness(100, 2000, 2500, 0), 50_000, None) is None
-    assert degraded_reason(Lateness(100, 4000, 4000, 0), 50_000, 0.63) == (
+    assert degraded_reason(LateSummary(100, 2000, 2500, 0), 0, 0.1) is None  # at the bound
+    assert degraded_reason(LateSummary(100, 2000, 2500, 0), 50_000, None) is None
+    assert degraded_reason(LateSummary(100, 4000, 4000, 0), 50_000, 0.63) == (
         "p99 lateness up to 4 us exceeds 2.5 us = max(2 us, 5 % of the injected delay 50 us); "
         "host CPU 63 % busy with other work"
     )
-    assert degraded_reason(Lateness(100, 16_384_000, 90_000_000, 0), 1_000_000, None) == (
+    assert degraded_reason(LateSummary(100, 16_384_000, 90_000_000, 0), 1_000_000, None) == (
         "p99 lateness up to 16.4 ms exceeds 50 us = max(2 us, 5 % of the injected delay 1 ms); "
         "host CPU not measured"
     )
 
 
 def test_an_early_release_degrades_whatever_the_lateness() -> None:
-    assert degraded_reason(Lateness(100, 1000, 1000, 1), 50_000, 0.0) == (
+    assert degraded_reason(LateSummary(100, 1000, 1000, 1), 50_000, 0.0) == (
         "1 early release(s); host CPU 0 % busy with other work"
     )
 
 
 def test_no_releases_or_no_summary_is_not_judged() -> None:
     assert degraded_reason(None, 50_000, 0.9) is None
-    assert degraded_reason(Lateness(0, None, 0, 0), 50_000, 0.9) is None
+    assert degraded_reason(LateSummary(0, None, 0, 0), 50_000, 0.9) is None
 
 
 NODE_TEXT = """\
