@@ -1,4 +1,5 @@
-"""Slowdown figures: one per swept knob, one line per workload, the model dashed.
+"""Slowdown figures: one per swept knob, one line per workload, the model dashed, points
+with degraded repeats ringed in red.
 
 Drawn with matplotlib's Agg canvas directly (no pyplot, no global backend state), so the
 report works on headless hosts and inside other programs. Each figure is written as PNG
@@ -28,6 +29,8 @@ from analysis.slowdown import KnobSummary
 DPI = 120
 FIGSIZE = (8.0, 4.8)
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">")
+# Points with degraded repeats are ringed in red, with one legend entry.
+DEGRADED_LABEL = "with degraded repeats"
 
 
 @dataclass(frozen=True)
@@ -84,6 +87,20 @@ def draw(
             label=curve.workload,
         )
         handles.append(data)
+        bad = [cp for cp in pts if cp.n_degraded]
+        if bad:
+            ring = ax.scatter(
+                [cp.x for cp in bad],
+                [cp.stat.median for cp in bad],
+                s=160,
+                facecolors="none",
+                edgecolors="red",
+                linewidths=1.5,
+                zorder=4,
+                label=DEGRADED_LABEL,
+            )
+            if not any(h.get_label() == DEGRADED_LABEL for h in handles):
+                handles.append(ring)
         model = models.get(curve.knob, curve.workload)
         if model is None or not model.fits or len(xs) == 0:
             continue

@@ -24,7 +24,16 @@ from analysis.knobs import knob_info
 from analysis.model import FIT_RULE, Models
 from analysis.slowdown import STAT_METHOD, Analysis, CurvePoint, KnobSummary, Stat
 from analysis.store import Run
+from loggp.results.judge import bound_rule
 from loggp.results.reader import StoredPoint
+
+# The mark of a table cell or point that holds degraded repeats.
+DEGRADED_MARK = "⚠"
+DEGRADED_RULE = (
+    "degraded: measured, but the shim's own error was above its bound — its p99 release "
+    f"lateness above {bound_rule('(the largest of the point’s Δo_s, Δo_r, Δg, ΔL)')}, "
+    f"or an early release; kept on the curves and marked {DEGRADED_MARK}"
+)
 
 # Provenance keys shown first, in this order; the rest follow alphabetically.
 PROVENANCE_ORDER = (
@@ -116,6 +125,7 @@ def render(page: Page) -> str:
     parts.append(_kap(page))
     parts.append(_grid(page))
     parts.append(_excluded(page))
+    parts.append(_degraded(page))
     parts.append(_all_points(page))
     parts.append(_experiment(page))
     parts.append(_definitions())
@@ -134,9 +144,16 @@ def write_html(page: Page, path: Path) -> Path:
 def _summary(page: Page) -> str:
     pts = page.run.points
     n_ok = sum(p.ok for p in pts)
+    n_degraded = sum(p.degraded for p in pts)
     a = page.analysis
+    degraded = (
+        f'<span class="bad">{n_degraded} degraded {DEGRADED_MARK}</span> '
+        '(<a href="#degraded">below</a>)'
+        if n_degraded
+        else "0 degraded"
+    )
     items = [
-        f"{len(pts)} point(s), {n_ok} ok, {len(pts) - n_ok} not ok; "
+        f"{len(pts)} point(s), {n_ok} ok, {degraded}, {len(pts) - n_ok - n_degraded} not ok; "
         f"{len(a.workloads)} workload(s): {e(', '.join(a.workloads))}."
     ]
     for wl, why in a.no_baseline.items():
@@ -230,9 +247,14 @@ def _cell(page: Page, cp: CurvePoint | None) -> str:
     if cp is None:
         return '<td class="num none">–</td>'
     text = f'{e(fmt_stat(cp.stat))} <span class="n">n={cp.stat.n}</span>'
+    text += _degraded_mark(cp.n_degraded)
     if page.host_cpu is not None:
         text += f'<br><span class="cpu">CPU {e(fmt_cpu(_cpu_mean(page, cp.point_ids)))}</span>'
     return f'<td class="num">{text}</td>'
+
+
+def _degraded_mark(n: int) -> str:
+    return f'<br><span class="bad">{DEGRADED_MARK} {n} degraded</span>' if n else ""
 
 
 def _knob_section(page: Page, summary: KnobSummary, fig: FigureFiles | None) -> str:
@@ -240,7 +262,7 @@ def _knob_section(page: Page, summary: KnobSummary, fig: FigureFiles | None) -> 
     out = [
         f'<h2 id="knob-{e(summary.knob)}">{e(info.title)}</h2>',
         f'<p class="note">Knob <code>{e(summary.knob)}</code>, values in {e(info.unit)}; '
-        f"{summary.n_points} point(s), {summary.n_ok} ok.</p>",
+        f"{summary.n_points} point(s), {summary.n_ok} ok, {summary.n_degraded} degraded.</p>",
     ]
     why = summary.why_no_figure
     if why is not None:
@@ -277,7 +299,7 @@ def _knob_section(page: Page, summary: KnobSummary, fig: FigureFiles | None) -> 
             f"[{STAT_METHOD}]; n = repeats. The model line is drawn where it fits "
             f"({FIT_RULE}); its fit is shown either way.</p>"
         )
-    n_bad = summary.n_points - summary.n_ok
+    n_bad = summary.n_points - summary.n_ok - summary.n_degraded
     if n_bad:
         out.append(f'<p class="note">{n_bad} of {summary.n_points} point(s) not ok (below).</p>')
     return "\n".join(out)
@@ -362,7 +384,8 @@ def _grid(page: Page) -> str:
     rows = "".join(
         f"<tr><th>{e(c.workload)}</th>"
         f"<td>{e(', '.join(f'{k}={v:g}' for k, v in c.knob_values.items()))}</td>"
-        f'<td class="num">{e(fmt_stat(c.stat))} <span class="n">n={c.stat.n}</span></td>'
+        f'<td class="num">{e(fmt_stat(c.stat))} <span class="n">n={c.stat.n}</span>'
+        f"{_degraded_mark(c.n_degraded)}</td>"
         + (
             f'<td class="num">{e(fmt_cpu(_cpu_mean(page, c.point_ids)))}</td>'
             if page.host_cpu is not None
@@ -417,6 +440,30 @@ def _excluded(page: Page) -> str:
     )
 
 
+def _status_cell(p: StoredPoint) -> str:
+    if p.degraded:
+        return f'<td class="bad">{e(p.status)} {DEGRADED_MARK}</td>'
+    return f"<td>{e(p.status)}</td>"
+
+
+def _degraded(page: Page) -> str:
+    head = '<h2 id="degraded">Degraded points</h2>'
+    pts = [p for p in page.run.points if p.degraded]
+    if not pts:
+        return f'{head}<p class="note">None.</p>'
+    rows = "".join(
+        f"<tr><td>{e(p.point_id)}</td><td>{e(p.workload)}</td><td>{e(p.sweep_knob)}</td>"
+        f'<td class="num">{e(_delta(p))}</td><td class="num">{p.repeat}</td>'
+        f'<td class="num">{e(fmt(p.value, 6))}</td><td>{e(p.degraded_reason)}</td></tr>'
+        for p in pts
+    )
+    return (
+        f'{head}<p class="note">{e(DEGRADED_RULE)}.</p>'
+        "<table><tr><th>point</th><th>workload</th><th>knob</th><th>Δ</th><th>repeat</th>"
+        f"<th>value</th><th>reason</th></tr>{rows}</table>"
+    )
+
+
 def _all_points(page: Page) -> str:
     has_check, has_cpu = _point_cols(page)
     head = (
@@ -434,7 +481,7 @@ def _all_points(page: Page) -> str:
         rows.append(
             f"<tr><td>{e(p.point_id)}</td><td>{e(p.workload)}</td><td>{e(p.sweep_knob)}</td>"
             f'<td class="num">{e(_delta(p))}</td><td class="num">{p.repeat}</td>'
-            f"<td>{e(p.status)}</td><td>{e(p.metric)}</td>"
+            f"{_status_cell(p)}<td>{e(p.metric)}</td>"
             f'<td class="num">{e(fmt(p.value, 6))}</td><td class="num">{e(fmt(sd, 4))}</td>'
             + (f"<td{check_cls}>{e(check)}</td>" if has_check else "")
             + (f'<td class="num">{e(_point_cpu(page, p))}</td>' if has_cpu else "")
@@ -468,6 +515,7 @@ def _definitions() -> str:
         "msgs.critical_sends and critical_recvs (S, R; default m) or msgs.critical_bytes "
         "(B); slowdown = T(Δ)/T0; R² and the largest error against the measured medians; "
         f"the line is drawn only where it fits ({e(FIT_RULE)}).</li>"
+        f"<li>{e(DEGRADED_RULE)}.</li>"
         "</ul>"
     )
 

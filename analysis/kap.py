@@ -58,7 +58,7 @@ def kap_means(points: Sequence[StoredPoint]) -> list[KapMeans]:
     """Mean sync and consumer maxima of every KAP setting at the baseline."""
     acc: dict[KapSetting, list[tuple[float, float]]] = defaultdict(list)
     for p in points:
-        if not p.ok or p.sweep_knob != SWEEP_BASELINE or p.result.get("workload") != "kap":
+        if not p.measured or p.sweep_knob != SWEEP_BASELINE or p.result.get("workload") != "kap":
             continue
         prm, m = p.result.get("params", {}), p.result.get("metrics", {})
         try:

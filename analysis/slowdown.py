@@ -87,7 +87,7 @@ def slowdown_of(value: float, baseline: float, higher_is_better: bool) -> float:
 
 @dataclass(frozen=True)
 class Baseline:
-    """A workload's baseline: its ok `baseline` points."""
+    """A workload's baseline: its measured (ok or degraded) `baseline` points."""
 
     workload: str
     metric: str
@@ -95,6 +95,7 @@ class Baseline:
     values: tuple[float, ...]
     point_ids: tuple[str, ...]
     knob_values: dict[str, float]  # the baseline's knobs in report units
+    n_degraded: int = 0
 
     @property
     def stat(self) -> Stat:
@@ -111,6 +112,7 @@ class CurvePoint:
     stat: Stat  # slowdown over repeats
     point_ids: tuple[str, ...]
     baseline: bool = False  # the baseline drawn at Δ = 0
+    n_degraded: int = 0  # of the repeats, those stored degraded (marked, not dropped)
 
 
 @dataclass(frozen=True)
@@ -132,6 +134,7 @@ class KnobSummary:
     curves: tuple[Curve, ...]
     n_points: int
     n_ok: int
+    n_degraded: int
     no_baseline: tuple[str, ...]  # workloads swept on this knob that have no baseline
 
     @property
@@ -139,7 +142,7 @@ class KnobSummary:
         """None when the knob gets a figure, else the reason it does not."""
         if self.curves:
             return None
-        if self.n_ok == 0:
+        if self.n_ok + self.n_degraded == 0:
             return f"all {self.n_points} point(s) failed"
         if self.no_baseline:
             return "no swept workload has a baseline"
@@ -154,6 +157,7 @@ class GridCell:
     knob_values: dict[str, float]
     stat: Stat
     point_ids: tuple[str, ...]
+    n_degraded: int = 0
 
 
 @dataclass(frozen=True)
@@ -227,15 +231,15 @@ def analyse(points: Iterable[StoredPoint]) -> Analysis:
 
 
 def _unusable(p: StoredPoint) -> str | None:
-    if not p.ok:
+    if not p.measured:
         if p.status == "invalid":
             return "invalid: the workload's own check of its output failed"
         code = "" if not p.exit_code else f" (exit {p.exit_code})"
         return f"{p.status}{code}"
     if p.value is None:
-        return "ok but no value recorded"
+        return f"{p.status} but no value recorded"
     if p.value <= 0:
-        return f"ok but value {p.value:g} is not positive"
+        return f"{p.status} but value {p.value:g} is not positive"
     if p.sweep_knob not in (SWEEP_BASELINE, SWEEP_GRID) and p.sweep_value is None:
         return f"sweep_value missing for knob {p.sweep_knob}"
     return None
@@ -265,6 +269,7 @@ def _baselines(
             values=tuple(p.value for p in chosen if p.value is not None),
             point_ids=tuple(p.point_id for p in chosen),
             knob_values=dict(chosen[0].knob_values),
+            n_degraded=sum(p.degraded for p in chosen),
         )
     return baselines, no_baseline
 
@@ -301,6 +306,7 @@ def _knob_summary(
                 x=x,
                 stat=median_ci([slowdown[p.point_id] for p in ps]),
                 point_ids=tuple(p.point_id for p in ps),
+                n_degraded=sum(p.degraded for p in ps),
             )
             for x, ps in by_x.items()
         ]
@@ -312,6 +318,7 @@ def _knob_summary(
                     stat=median_ci([slowdown[pid] for pid in base.point_ids]),
                     point_ids=base.point_ids,
                     baseline=True,
+                    n_degraded=base.n_degraded,
                 )
             )
         cps.sort(key=lambda c: c.x)
@@ -322,6 +329,7 @@ def _knob_summary(
         curves=tuple(curves),
         n_points=len(mine),
         n_ok=sum(p.ok for p in mine),
+        n_degraded=sum(p.degraded for p in mine),
         no_baseline=no_base,
     )
 
@@ -338,6 +346,7 @@ def _grid(on_curves: Sequence[StoredPoint], slowdown: dict[str, float]) -> tuple
             knob_values=dict(ps[0].knob_values),
             stat=median_ci([slowdown[p.point_id] for p in ps]),
             point_ids=tuple(p.point_id for p in ps),
+            n_degraded=sum(p.degraded for p in ps),
         )
         for ps in cells.values()
     )

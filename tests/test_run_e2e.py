@@ -12,7 +12,7 @@ import pytest
 from conftest import BUILD, base_env
 
 from loggp.results.reader import read_points
-from loggp.results.store import STORE_FILE
+from loggp.results.store import MEASURED, STORE_FILE
 
 pytestmark = pytest.mark.integration
 
@@ -45,8 +45,10 @@ def test_tiny_suite_through_the_shim(mpirun_bin: str, tmp_path: Path) -> None:
 
     rows = {p.point_id: p.row for p in read_points(out / STORE_FILE)[1]}
     base, slow = rows["pp/baseline/r0"], rows[f"pp/latency={LATENCY_US}us/r0"]
+    assert base["status"] == "ok", base["stderr_tail"]  # nothing delayed: nothing to judge
+    # measured; degraded when the shim released late on a busy machine (tests/test_degraded.py)
+    assert slow["status"] in MEASURED, slow["stderr_tail"]
     for r in (base, slow):
-        assert r["status"] == "ok", r["stderr_tail"]
         assert r["msgs_check"] == "match", r
         stats = json.loads(r["shim_stats"])
         assert any(s.get("provider") == "tcp" and int(s["msgs"]) >= ROUNDS for s in stats)

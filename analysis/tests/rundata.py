@@ -23,7 +23,14 @@ from typing import Any
 
 from loggp.results.protocol import RESULT_KEY
 from loggp.results.rundir import RUN_FILE
-from loggp.results.store import STATUS_OK, SWEEP_BASELINE, SWEEP_GRID, PointRecord, Store
+from loggp.results.store import (
+    MEASURED,
+    STATUS_DEGRADED,
+    SWEEP_BASELINE,
+    SWEEP_GRID,
+    PointRecord,
+    Store,
+)
 
 UNITS = {"bulk_gap": "ns/B", "bandwidth": "MB/s"}
 
@@ -38,6 +45,7 @@ APP_MSGS = {
 GIT_REVISION = "0123456789abcdef0123456789abcdef01234567"
 CPU_MODEL = "Test CPU 3000 @ 2.0GHz"
 RUN_NAME = "unit-demo"
+DEGRADED_REASON = "p99 lateness up to 8 us exceeds 2 us; host CPU 50 % busy with other work"
 
 
 @dataclass
@@ -112,7 +120,7 @@ def write_points(run_dir: Path, rows: list[Row]) -> None:
         for seq, r in enumerate(rows):
             swept = r.knob not in (SWEEP_BASELINE, SWEEP_GRID)
             kv = r.knob_values if r.knob_values is not None else ({r.knob: r.x} if swept else {})
-            ok = r.status == STATUS_OK
+            ok = r.status in MEASURED
             result: dict[str, Any] | None = None
             if ok or r.status == "invalid":
                 result = {
@@ -142,6 +150,12 @@ def write_points(run_dir: Path, rows: list[Row]) -> None:
                     result=result,
                     shim_stats=[{"pid": 1, "msgs": 10}],
                     msgs_check=r.msgs_check if ok else None,
+                    releases=100 if ok else None,
+                    late_p99_ns=(8000 if r.status == STATUS_DEGRADED else 1000) if ok else None,
+                    late_max_ns=9000 if ok else None,
+                    early_releases=0 if ok else None,
+                    host_other_cpu=0.5 if ok else None,
+                    degraded_reason=DEGRADED_REASON if r.status == STATUS_DEGRADED else None,
                     wall_s=2.5,
                     started=1700000000.0 + seq,
                     finished=1700000002.5 + seq,

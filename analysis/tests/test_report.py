@@ -12,7 +12,15 @@ import pytest
 from matplotlib.image import imread
 
 from analysis.report import ReportError, write_report
-from analysis.tests.rundata import CPU_MODEL, GIT_REVISION, RUN_NAME, Row, app, make_run
+from analysis.tests.rundata import (
+    CPU_MODEL,
+    DEGRADED_REASON,
+    GIT_REVISION,
+    RUN_NAME,
+    Row,
+    app,
+    make_run,
+)
 from loggp.results.store import COLUMNS
 
 pytestmark = pytest.mark.unit
@@ -149,6 +157,37 @@ def test_all_points_failed(tmp_path: Path) -> None:
     assert "Knob latency: no figure" in html
     assert not list((run / "report").glob("*.png"))
     assert len(read_csv(run / "report" / "results.csv")) == 2
+
+
+def test_degraded_points_stay_on_the_curves_and_are_marked(tmp_path: Path) -> None:
+    rows = [
+        app("baseline", None, 0, 1.0),
+        app("latency", 10, 0, 2.0),
+        app("latency", 10, 1, 4.0, status="degraded"),
+        app("latency", 20, 0, 3.0),
+        app("latency", 30, 0, None, status="failed"),
+    ]
+    run = make_run(tmp_path, rows)
+    html = write_report(run).read_text()
+    assert "5 point(s), 3 ok, " in html and "1 degraded ⚠</span>" in html
+    assert "2 not ok" not in html and "1 not ok" in html
+    # on the curve: the median at 10 us is over both repeats, the cell marks the degraded one
+    assert "3.00 <span" in html and "⚠ 1 degraded" in html
+    assert "4 point(s), 2 ok, 1 degraded." in html
+    degraded = html.split('<h2 id="degraded">')[1].split("<h2")[0]
+    assert "app/latency=10/r1" in degraded and DEGRADED_REASON in degraded
+    assert "app/latency=10/r0" not in degraded
+    assert "app/latency=10/r1" not in html.split("<h2>Failed and invalid points")[1].split("<h2")[0]
+    assert imread(run / "report" / "slowdown_latency.png").shape[2] in (3, 4)
+    assert "with degraded repeats" in (run / "report" / "slowdown_latency.svg").read_text()
+    by_id = read_csv(run / "report" / "results.csv")
+    row = by_id["app/latency=10/r1"]
+    assert (row["status"], row["excluded"], row["degraded_reason"]) == (
+        "degraded",
+        "",
+        DEGRADED_REASON,
+    )
+    assert float(row["slowdown"]) == 4.0 and row["late_p99_ns"] == "8000"
 
 
 # --- errors ----------------------------------------------------------------------------

@@ -13,6 +13,7 @@ from loggp.cli.show import plan_table, settings_table
 from loggp.errors import LoggpError
 from loggp.plan.experiment import Experiment, load_experiment
 from loggp.plan.sweep import expand
+from loggp.results.judge import bound_rule
 from loggp.results.rundir import (
     RunRecord,
     latest_run_dir,
@@ -32,7 +33,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         description="Run every point of an experiment file's plan with a progress bar, store "
         "the results in a run directory (results.sqlite, run.json) and write its report. "
         "Without FILE the built-in default suite runs.  A failed point is recorded and the "
-        "run goes on; Ctrl-C leaves every finished point stored for --resume.",
+        "run goes on; Ctrl-C leaves every finished point stored for --resume.  A point that "
+        "finished ok is stored 'degraded', with its value and the reason, when the shim's own "
+        "error was above its bound: its p99 release lateness above "
+        f"{bound_rule('(its largest Δo_s, Δo_r, Δg or ΔL)')} or any early release "
+        "(docs/results.md).",
     )
     p.add_argument("file", nargs="?", type=Path, metavar="FILE", help="experiment YAML")
     p.add_argument(
@@ -48,6 +53,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "skipping finished points",
     )
     p.add_argument("--fail-fast", action="store_true", help="stop at the first failed point")
+    p.add_argument(
+        "--strict",
+        action="store_true",
+        help="a degraded point is a failure: exit status 1 at the end "
+        "(with --fail-fast, stop at the first)",
+    )
     p.add_argument("--dry-run", action="store_true", help="print the plan and run nothing")
     p.add_argument(
         "--prometheus",
@@ -96,16 +107,31 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
         rec = new_record(exp, text, source, expand(exp))
     console.print(f"run directory: {run_dir}")
     summary = run_plan(
-        exp, rec, run_dir, RunOptions(args.fail_fast, args.prometheus, exp_dir), console
+        exp,
+        rec,
+        run_dir,
+        RunOptions(
+            fail_fast=args.fail_fast,
+            strict=args.strict,
+            prometheus=args.prometheus,
+            exp_dir=exp_dir,
+        ),
+        console,
     )
-    done = summary.ok + len(summary.failed) + summary.skipped
     console.print(
-        f"{done}/{summary.planned} points stored ({summary.skipped} from before), "
-        f"{summary.ok} ok, {len(summary.failed)} failed"
+        f"{summary.stored + summary.skipped}/{summary.planned} points stored "
+        f"({summary.skipped} from before), {summary.ok} ok, {len(summary.degraded)} degraded, "
+        f"{len(summary.failed)} failed"
     )
     if summary.interrupted:
         console.print(f"interrupted: continue with  loggp run --resume --out {run_dir}")
         return 130
-    if not args.no_report and summary.ok + summary.skipped:
+    if not args.no_report and summary.ok + len(summary.degraded) + summary.skipped:
         console.print(f"report: {report(run_dir, None, console)}")
+    if args.strict and summary.degraded:
+        console.print(
+            f"--strict: {len(summary.degraded)} point(s) degraded by the shim's own error: "
+            f"{', '.join(summary.degraded)}"
+        )
+        return 1
     return 1 if summary.failed else 0

@@ -11,23 +11,24 @@ it over HTTP on loopback from a daemon thread.
 | `loggp_run_points_planned` (gauge) | | points in the plan |
 | `loggp_run_points_finished_total` (counter) | `status` | points finished, by status [1] |
 | `loggp_run_current_point` (gauge) | `point_id`, `workload`, `knob` | 1 while it runs [2] |
-| `loggp_run_last_value` (gauge) | `workload`, `knob`, `sweep_value` | last ok value [3] |
+| `loggp_run_last_value` (gauge) | `workload`, `knob`, `sweep_value` | last measured value [3] |
 | `loggp_run_point_wall_seconds` (histogram) | `workload` | wall time of each point |
 | `loggp_run_shim_release_late_seconds` (histogram) | `workload` | the shim's lateness [4] |
 | `loggp_run_shim_release_late_over_10us_total` (counter) | `workload` | releases > 10 us late |
 | `loggp_run_shim_early_releases_total` (counter) | `workload` | releases before their time |
 
-[1] `ok`, `failed`, `timeout`, `invalid`; all four exist from the start, at 0.
+[1] `ok`, `degraded`, `failed`, `timeout`, `invalid`; all five exist from the start, at 0.
 [2] The series disappears when the point finishes.
-[3] The reported metric of the last `ok` point at that sweep value; `sweep_value` is the
-    number as %g in the report's unit, or `none` for baseline and grid points.
+[3] The reported metric of the last measured (`ok` or `degraded`) point at that sweep
+    value; `sweep_value` is the number as %g in the report's unit, or `none` for baseline
+    and grid points.
 [4] How late the shim released the delayed items of the workload's points after their
     release time, summed over the points' processes (the fabric shim's `late_hist_us`, or
     the wire ports' change over the point): its 16 buckets as they are, le = 1 us, 2 us,
     ... 16.384 ms (exclusive bounds, loggp/results/lateness.py) and +Inf; `_sum` the total
     lateness.  A series appears with the workload's first point that has counters.
 
-A point that did not finish `ok` has no value: it counts in `points_finished_total` and in
+A point that was not measured has no value: it counts in `points_finished_total` and in
 the wall-time histogram but leaves `loggp_run_last_value` as it was.
 """
 
@@ -48,7 +49,7 @@ from prometheus_client.utils import floatToGoString
 
 from loggp.errors import LoggpError
 from loggp.results.lateness import LATE_BUCKETS, Lateness, LatenessError, late_bucket_upper_ns
-from loggp.results.store import STATUSES
+from loggp.results.store import MEASURED, STATUSES
 
 # Points last from well under a second (a ping-pong) to many minutes (an MPI suite).
 WALL_BUCKETS = (0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 600.0, 1800.0)
@@ -230,7 +231,7 @@ class RunMetrics:
         self._drop_current(point_id, workload, knob)
         self._finished.labels(status=status).inc()
         self._wall.labels(workload=workload).observe(wall_s)
-        if status == "ok" and value is not None:
+        if status in MEASURED and value is not None:
             sweep = sweep_label(sweep_value)
             self._last_value.labels(workload=workload, knob=knob, sweep_value=sweep).set(value)
 

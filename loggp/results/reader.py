@@ -10,7 +10,8 @@ float or int (None where NULL or not finite), `knob_values` and `result` decoded
 Everything that makes a database unusable is a StoreError whose message is one line naming
 the file: missing, not SQLite, without table `points`, lacking a REQUIRED column, holding
 no points, a number column that is not a number, or a JSON cell of an ok point that does not
-parse (a point that did not finish ok may hold anything; its cells read as `{}`).
+parse (a point that was not measured may hold anything; its cells read as `{}`).  A database
+written before a column existed reads with that column absent (None in the typed fields).
 """
 
 from __future__ import annotations
@@ -24,7 +25,14 @@ from typing import Any
 
 from loggp.errors import one_line
 from loggp.results.protocol import MsgCounts, is_number, result_metric
-from loggp.results.store import COLUMNS, REQUIRED, STATUS_OK, StoreError
+from loggp.results.store import (
+    COLUMNS,
+    MEASURED,
+    REQUIRED,
+    STATUS_DEGRADED,
+    STATUS_OK,
+    StoreError,
+)
 
 
 @dataclass(frozen=True)
@@ -47,10 +55,21 @@ class StoredPoint:
     msgs_check: str | None
     stderr_tail: str | None
     row: dict[str, Any] = field(repr=False)  # every column as stored, for the CSV
+    degraded_reason: str | None = None  # None unless degraded (and before the column existed)
 
     @property
     def ok(self) -> bool:
         return self.status == STATUS_OK
+
+    @property
+    def degraded(self) -> bool:
+        return self.status == STATUS_DEGRADED
+
+    @property
+    def measured(self) -> bool:
+        """ok or degraded: the point has a measurement (a degraded one is marked, not
+        dropped)."""
+        return self.status in MEASURED
 
     @property
     def msgs(self) -> MsgCounts:
@@ -99,7 +118,7 @@ def _point(db: Path, row: dict[str, Any]) -> StoredPoint:
         exit_code = None if row.get("exit_code") is None else int(row["exit_code"])
     except (TypeError, ValueError) as e:
         raise StoreError(f"{db}: point {pid}: bad number: {one_line(e)}") from None
-    strict = row["status"] == STATUS_OK  # a failed point's leftovers may be anything
+    strict = row["status"] in MEASURED  # a failed point's leftovers may be anything
     knob_values = _json_obj(db, pid, "knob_values", row.get("knob_values"), strict)
     return StoredPoint(
         point_id=pid,
@@ -117,6 +136,7 @@ def _point(db: Path, row: dict[str, Any]) -> StoredPoint:
         result=_json_obj(db, pid, "result", row.get("result"), strict),
         msgs_check=row.get("msgs_check"),
         stderr_tail=row.get("stderr_tail"),
+        degraded_reason=row.get("degraded_reason"),
         row=row,
     )
 

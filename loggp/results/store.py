@@ -38,6 +38,12 @@ COLUMN_TYPES = {
     "result": "TEXT",
     "shim_stats": "TEXT",
     "msgs_check": "TEXT",
+    "releases": "INTEGER",
+    "late_p99_ns": "INTEGER",
+    "late_max_ns": "INTEGER",
+    "early_releases": "INTEGER",
+    "host_other_cpu": "REAL",
+    "degraded_reason": "TEXT",
     "wall_s": "REAL",
     "started": "REAL",
     "finished": "REAL",
@@ -62,9 +68,12 @@ REQUIRED = (
     "higher_is_better",
 )
 
-# Column status: only an ok point has a value.
+# Column status: a measured point (ok, or degraded: measured while the shim's own error was
+# above its bound, loggp/results/judge.py) has a value, the others have none.
 STATUS_OK = "ok"
-STATUSES = (STATUS_OK, "failed", "timeout", "invalid")
+STATUS_DEGRADED = "degraded"
+MEASURED = (STATUS_OK, STATUS_DEGRADED)
+STATUSES = (STATUS_OK, STATUS_DEGRADED, "failed", "timeout", "invalid")
 # Column sweep_knob holds a knob name, or one of these.
 SWEEP_BASELINE = "baseline"
 SWEEP_GRID = "grid"
@@ -94,6 +103,12 @@ class PointRecord:
     result: dict[str, Any] | None
     shim_stats: list[dict[str, Any]]
     msgs_check: str | None
+    releases: int | None  # the shim's lateness over the point's processes; None without
+    late_p99_ns: int | None
+    late_max_ns: int | None
+    early_releases: int | None
+    host_other_cpu: float | None  # the host's CPU contention (loggp/metrics/node.py)
+    degraded_reason: str | None
     wall_s: float
     started: float
     finished: float
@@ -109,8 +124,16 @@ class Store:
             self._db = sqlite3.connect(self.path)
             self._db.execute(SCHEMA)
             self._db.commit()
+            present = {r[1] for r in self._db.execute("PRAGMA table_info(points)")}
         except sqlite3.Error as e:
             raise StoreError(f"{self.path}: cannot open the result store: {e}") from None
+        missing = [c for c in COLUMNS if c not in present]
+        if missing:
+            self._db.close()
+            raise StoreError(
+                f"{self.path}: written by an older loggp, table 'points' lacks column(s) "
+                f"{', '.join(missing)}: it can be reported but not resumed; start a new run"
+            )
 
     def close(self) -> None:
         self._db.close()
@@ -131,8 +154,9 @@ class Store:
             json.dumps(rec.knobs), json.dumps(rec.knob_values), rec.repeat, rec.status,
             rec.exit_code, rec.metric, rec.value, int(rec.higher_is_better),
             json.dumps(rec.result) if rec.result is not None else None,
-            json.dumps(rec.shim_stats), rec.msgs_check, rec.wall_s, rec.started,
-            rec.finished, rec.stderr_tail,
+            json.dumps(rec.shim_stats), rec.msgs_check, rec.releases, rec.late_p99_ns,
+            rec.late_max_ns, rec.early_releases, rec.host_other_cpu, rec.degraded_reason,
+            rec.wall_s, rec.started, rec.finished, rec.stderr_tail,
         )  # fmt: skip
         try:
             with self._db:

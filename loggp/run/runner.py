@@ -1,7 +1,10 @@
 """`loggp run`: runs an experiment's plan point by point and stores every outcome.
 
 A point that fails is recorded (status, exit code, stderr tail) and the run goes on, unless
-fail_fast.  Ctrl-C or SIGTERM kills the running point's processes, marks the run interrupted and
+fail_fast.  A point that finished ok is judged by the shim's own error (its release lateness,
+loggp/results/judge.py) and stored `degraded`, with the reason and the host's contention,
+when that error is above its bound; it keeps its value and counts as a failure only for
+strict.  Ctrl-C or SIGTERM kills the running point's processes, marks the run interrupted and
 leaves every finished point stored; --resume continues with the points not yet stored.
 """
 
@@ -28,12 +31,14 @@ from rich.progress import (
 
 from loggp.errors import LoggpError
 from loggp.metrics.exporter import RunMetrics
+from loggp.metrics.node import cpu_sample, other_cpu
 from loggp.metrics.prometheus import PrometheusServer, find_node_exporter, find_prometheus
 from loggp.plan.experiment import Experiment
 from loggp.plan.sweep import Point, expand
+from loggp.results.judge import LateSummary, degraded_reason, injected_delay_ns, lateness
 from loggp.results.protocol import messages_check, result_line, shim_stats
 from loggp.results.rundir import RunRecord, plan_entry, write_run
-from loggp.results.store import PointRecord, Store
+from loggp.results.store import STATUS_DEGRADED, STATUS_OK, PointRecord, Store
 from loggp.run.launch import Launch, point_launch
 from loggp.run.provenance import provenance
 from loggp.run.services import ServiceError, Services
@@ -48,10 +53,12 @@ _LAST_SCRAPE_S = 10.0
 @dataclass(frozen=True)
 class RunOptions:
     fail_fast: bool = False
+    strict: bool = False  # a degraded point is a failure (fail_fast stops at it too)
     prometheus: bool | None = None  # None: on when the prometheus binary is installed
     exp_dir: Path | None = None
     wire: WireSession | None = None  # shim wire: the testbed's wire (run_plan's default)
     service_targets: Path | None = None  # the Prometheus server's services file, if any
+    node_exporter: str | None = None  # host:port read for the host's contention (run_plan's)
 
 
 @dataclass
@@ -62,6 +69,12 @@ class RunSummary:
     ok: int
     failed: list[str]
     interrupted: bool
+    degraded: list[str] = dataclasses.field(default_factory=list)
+
+    @property
+    def stored(self) -> int:
+        """Points stored by this invocation."""
+        return self.ok + len(self.degraded) + len(self.failed)
 
 
 def _tail(path: Path) -> str:
@@ -139,6 +152,20 @@ def _record(p: Point, **outcome: Any) -> PointRecord:
     )
 
 
+def _judgement(
+    late: LateSummary | None, contention: float | None, reason: str | None
+) -> dict[str, Any]:
+    """The columns that judge a point by the shim's own error (None where unknown)."""
+    return {
+        "releases": None if late is None else late.releases,
+        "late_p99_ns": None if late is None else late.p99_ns,
+        "late_max_ns": None if late is None else late.max_ns,
+        "early_releases": None if late is None else late.early,
+        "host_other_cpu": contention,
+        "degraded_reason": reason,
+    }
+
+
 def _not_run(p: Point, point_dir: Path, why: str) -> PointRecord:
     """A point that could not start (the testbed's wire did not take its knobs, a service
     did not become ready)."""
@@ -152,6 +179,7 @@ def _not_run(p: Point, point_dir: Path, why: str) -> PointRecord:
         result=None,
         shim_stats=[],
         msgs_check=None,
+        **_judgement(None, None, None),
         wall_s=0.0,
         started=now,
         finished=now,
@@ -188,7 +216,9 @@ def run_point(exp: Experiment, p: Point, run_dir: Path, opts: RunOptions) -> Poi
             (point_dir / "command").write_text(" ".join(launch.argv) + "\n")
             started = time.time()
             t0 = time.monotonic()
+            before = cpu_sample(opts.node_exporter)
             rc, timed_out = _execute(launch, point_dir, exp.workload_timeout(p.workload))
+            contention = other_cpu(before, cpu_sample(opts.node_exporter))
             wall = time.monotonic() - t0
             service_died = services.failure()
     except ServiceError as e:
@@ -209,6 +239,10 @@ def run_point(exp: Experiment, p: Point, run_dir: Path, opts: RunOptions) -> Poi
             stats = [{"shim": "wire", **port} for port in wire_ports]
             status, value = "failed", None
     check = messages_check(result, stats, exp.emulator.shim == "fabric") if result else None
+    late = lateness(stats)
+    reason = degraded_reason(late, injected_delay_ns(p.knobs), contention)
+    if status == STATUS_OK and reason is not None:
+        status = STATUS_DEGRADED
     return _record(
         p,
         status=status,
@@ -217,6 +251,7 @@ def run_point(exp: Experiment, p: Point, run_dir: Path, opts: RunOptions) -> Poi
         result=result,
         shim_stats=stats,
         msgs_check=check,
+        **_judgement(late, contention, reason if status == STATUS_DEGRADED else None),
         wall_s=wall,
         started=started,
         finished=time.time(),
@@ -297,7 +332,11 @@ def run_plan(
         server = _start_prometheus(run_dir, metrics, opts.prometheus, console)
         if server is not None:
             rec.prometheus = {"url": server.url, "data": "prometheus/data"}
-            opts = dataclasses.replace(opts, service_targets=server.services_file)
+            opts = dataclasses.replace(
+                opts,
+                service_targets=server.services_file,
+                node_exporter=server.node_exporter_address,
+            )
         rec.state = "running"
         write_run(run_dir, rec)
         columns = (
@@ -329,8 +368,17 @@ def run_plan(
                 )  # fmt: skip
                 metrics.shim_lateness(p.workload.name, r.shim_stats)
                 bar.advance(task)
-                if r.status == "ok":
+                if r.status == STATUS_OK:
                     summary.ok += 1
+                    continue
+                if r.status == STATUS_DEGRADED:
+                    summary.degraded.append(p.point_id)
+                    bar.console.print(
+                        f"[yellow]point {p.point_id}: degraded[/yellow] ({r.degraded_reason})",
+                        soft_wrap=True,  # the whole reason, never cropped to the width
+                    )
+                    if opts.strict and opts.fail_fast:
+                        break
                     continue
                 summary.failed.append(p.point_id)
                 first = r.stderr_tail.splitlines()[-1] if r.stderr_tail else "no stderr"
@@ -340,7 +388,7 @@ def run_plan(
                 )
                 if opts.fail_fast:
                     break
-        if summary.failed:
+        if summary.failed or (opts.strict and summary.degraded):
             rec.state = "stopped" if opts.fail_fast else "failed"
         else:
             rec.state = "complete"
@@ -357,7 +405,7 @@ def run_plan(
                 console.print(f"warning: the wire's knobs before the run not restored: {e}")
         if server is not None:
             if not summary.interrupted:
-                _last_scrape(server, summary.ok + len(summary.failed), console)
+                _last_scrape(server, summary.stored, console)
             server.stop()
         metrics.close()
         store.close()

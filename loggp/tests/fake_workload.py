@@ -12,6 +12,7 @@ environment variable FAKE_WORKLOAD picks a misbehaviour for one latency value:
   interrupt:<lat>  send SIGINT to the runner (the parent) once, at that latency, then exit 0
                    (a marker file next to the point's logs makes "once")
   terminate:<lat>  the same with SIGTERM
+  late:<lat>       write a shim stats line (LOGGP_STATS_FILE) whose releases were 8-16 us late
 FAKE_RUNS, if set, names a file that every run appends its latency and overhead to.
 """
 
@@ -48,6 +49,13 @@ def main() -> int:
             marker.write_text("interrupted once\n")
             os.kill(os.getppid(), signal.SIGINT if mode == "interrupt" else signal.SIGTERM)
             threading.Event().wait()  # the runner kills us when it handles the signal
+    if hit and mode == "late":
+        hist = [0] * 16
+        hist[4] = 100  # [8, 16) us
+        stats = {"provider": "tcp", "msgs": 10, "releases": 100, "late_max_ns": 12000,
+                 "early_releases": 0, "late_hist_us": hist}  # fmt: skip
+        with open(os.environ["LOGGP_STATS_FILE"], "a") as f:
+            f.write(json.dumps(stats) + "\n")
     if hit and mode == "silent":
         print("no result here")
         return 0

@@ -50,7 +50,7 @@ def test_start_on_port_zero_serves_metrics(metrics: RunMetrics) -> None:
     assert metrics.address == f"127.0.0.1:{port}"
     assert metrics.start() == port  # already serving: same port
     samples = scrape(port)
-    for status in ("ok", "failed", "timeout", "invalid"):
+    for status in ("ok", "degraded", "failed", "timeout", "invalid"):
         assert samples[key("loggp_run_points_finished_total", status=status)] == 0
     # Its own registry: nothing of prometheus_client's global one (process_*, python_*).
     assert not any(name.startswith(("process_", "python_")) for name, _ in samples)
@@ -88,6 +88,12 @@ def test_counters_and_labels_follow_the_run(metrics: RunMetrics) -> None:
     values = [labels for name, labels in samples if name == "loggp_run_last_value"]
     assert values == [last[1]]
     assert not any(name == "loggp_run_current_point" for name, _ in samples)
+
+    # A degraded point was measured: it counts apart and its value is the last one.
+    metrics.point_finished(point, "pp", "latency", 10.0, "degraded", 0.75, 1.0)
+    samples = scrape(port)
+    assert samples[key("loggp_run_points_finished_total", status="degraded")] == 1
+    assert samples[last] == 0.75
 
 
 def _stats(hist: dict[int, int], early: int = 0, over: int = 0) -> dict[str, object]:

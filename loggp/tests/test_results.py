@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -32,6 +33,12 @@ def record(**kw: object) -> PointRecord:
         "result": {RESULT_KEY: 1, "metrics": {"time_s": 1.5}, "msgs": {"critical_path": 8}},
         "shim_stats": [{"provider": "tcp", "msgs": 9}],
         "msgs_check": "match",
+        "releases": 100,
+        "late_p99_ns": 1000,
+        "late_max_ns": 1500,
+        "early_releases": 0,
+        "host_other_cpu": 0.25,
+        "degraded_reason": None,
         "wall_s": 2.0,
         "started": 100.0,
         "finished": 102.0,
@@ -65,3 +72,49 @@ def test_a_store_without_points_is_one_line(tmp_path: Path) -> None:
     with pytest.raises(StoreError) as info:
         read_points(tmp_path / STORE_FILE)
     assert str(info.value) == f"{tmp_path / STORE_FILE}: no points recorded"
+
+
+def _older_store(run_dir: Path) -> None:
+    """results.sqlite as a loggp before the lateness columns wrote it, with one point."""
+    Store(run_dir).close()
+    db = sqlite3.connect(run_dir / STORE_FILE)
+    for col in ("releases", "late_p99_ns", "late_max_ns", "early_releases", "host_other_cpu",
+                "degraded_reason"):  # fmt: skip
+        db.execute(f"ALTER TABLE points DROP COLUMN {col}")
+    old = [c for c in COLUMNS if c in {r[1] for r in db.execute("PRAGMA table_info(points)")}]
+    db.execute(
+        f"INSERT INTO points ({', '.join(old)}) VALUES ({', '.join('?' * len(old))})",
+        ["w/latency=10us/r0", 1, "w", "latency", 10.0, '{"latency": "10us"}',
+         '{"latency": 10.0}', 0, "ok", 0, "time_s", 1.5, 0, "{}", "[]", None, 2.0, 100.0,
+         102.0, ""],
+    )  # fmt: skip
+    db.commit()
+    db.close()
+
+
+def test_an_older_store_is_read_without_the_new_columns(tmp_path: Path) -> None:
+    _older_store(tmp_path)
+    columns, points = read_points(tmp_path / STORE_FILE)
+    assert "degraded_reason" not in columns and "status" in columns
+    assert points[0].ok and points[0].measured and points[0].degraded_reason is None
+
+
+def test_an_older_store_is_not_resumed(tmp_path: Path) -> None:
+    _older_store(tmp_path)
+    with pytest.raises(StoreError) as info:
+        Store(tmp_path)
+    assert str(info.value) == (
+        f"{tmp_path / STORE_FILE}: written by an older loggp, table 'points' lacks column(s) "
+        "releases, late_p99_ns, late_max_ns, early_releases, host_other_cpu, degraded_reason: "
+        "it can be reported but not resumed; start a new run"
+    )
+
+
+def test_a_degraded_point_is_measured_and_keeps_its_reason(tmp_path: Path) -> None:
+    with Store(tmp_path) as store:
+        store.add(record(status="degraded", degraded_reason="p99 lateness up to 4 us ..."))
+    p = read_points(tmp_path / STORE_FILE)[1][0]
+    assert (p.ok, p.degraded, p.measured) == (False, True, True)
+    assert p.value == 1.5 and p.result_metric("time_s") == 1.5
+    assert p.degraded_reason == "p99 lateness up to 4 us ..."
+    assert p.row["late_p99_ns"] == 1000 and p.row["host_other_cpu"] == 0.25

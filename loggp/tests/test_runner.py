@@ -110,6 +110,43 @@ def test_point_outcomes(fake_build: Path, tmp_path: Path, mode: str, status: str
     assert detail in bad["stderr_tail"]
 
 
+def test_a_late_shim_makes_a_degraded_point_kept_with_its_reason(
+    fake_build: Path, tmp_path: Path
+) -> None:
+    exp = write_experiment(tmp_path, repeats=1)
+    out = tmp_path / "run"
+    res = loggp("run", str(exp), "--out", str(out), "--no-prometheus", "--no-report",
+                env_extra={"FAKE_WORKLOAD": "late:20"})  # fmt: skip
+    assert res.returncode == 0, res.stderr + res.stdout
+    by_id = {r["point_id"]: r for r in rows(out)}
+    bad = by_id["w/latency=20us/r0"]
+    assert bad["status"] == "degraded" and bad["value"] == pytest.approx(1.2)
+    assert (bad["releases"], bad["late_p99_ns"], bad["late_max_ns"]) == (100, 12000, 12000)
+    assert bad["early_releases"] == 0 and bad["host_other_cpu"] is None  # no node exporter
+    assert bad["degraded_reason"] == (
+        "p99 lateness up to 12 us exceeds 2 us = max(2 us, 5 % of the injected delay 20 us); "
+        "host CPU not measured"
+    )
+    clean = by_id["w/latency=30us/r0"]
+    assert clean["status"] == "ok" and clean["releases"] is None
+    assert clean["degraded_reason"] is None
+    assert f"point w/latency=20us/r0: degraded ({bad['degraded_reason']})" in res.stdout
+    assert "1 ok" not in res.stdout and "4 ok, 1 degraded, 0 failed" in res.stdout
+
+
+def test_strict_makes_a_degraded_point_a_failure(fake_build: Path, tmp_path: Path) -> None:
+    exp = write_experiment(tmp_path, repeats=1)
+    out = tmp_path / "run"
+    res = loggp("run", str(exp), "--out", str(out), "--no-prometheus", "--no-report",
+                "--strict", env_extra={"FAKE_WORKLOAD": "late:20"})  # fmt: skip
+    assert res.returncode == 1
+    assert len(rows(out)) == 5  # the run went on
+    assert "--strict: 1 point(s) degraded by the shim's own error: w/latency=20us/r0" in (
+        res.stdout
+    )
+    assert json.loads((out / "run.json").read_text())["state"] == "failed"
+
+
 def test_fail_fast_stops(fake_build: Path, tmp_path: Path) -> None:
     exp = write_experiment(tmp_path, repeats=1)
     out = tmp_path / "run"

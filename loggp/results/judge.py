@@ -1,0 +1,106 @@
+"""Judging a point by the shim's own error: `ok` or `degraded`, and why.
+
+A point whose workload finished ok is stored `degraded` (docs/results.md) when the shim may
+not have applied the delays it was asked for:
+
+- its p99 lateness bound exceeds LATE_FLOOR_NS or LATE_SHARE of the point's injected delay,
+  whichever is larger, or
+- the shim released an item early (`early_releases` > 0, a bug).
+
+The p99 lateness bound is taken from the histogram merged over the point's processes: the
+upper edge of the bucket that holds the 99th percentile (loggp/results/lateness.py), or the
+largest lateness if that is smaller; both bound the true p99, so a point is judged clean only
+when its p99 is known to be within the bound.
+
+The injected delay of a point is the largest per-message delay its knobs set in time units
+(the resolved Δo_s, Δo_r, Δg and ΔL, baseline and swept knobs together); ΔG is per byte and
+not counted.  A point without delayed items (no release) is never judged by lateness.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from loggp.plan.knobs import REGISTRY, KnobSet
+from loggp.results.lateness import LatenessError, late_quantile_ns, merged_hist
+from loggp.results.protocol import is_number
+
+LATE_QUANTILE = 0.99
+LATE_FLOOR_NS = 2000
+LATE_SHARE = 0.05
+
+
+@dataclass(frozen=True)
+class LateSummary:
+    """The shim's release lateness over one point's processes."""
+
+    releases: int
+    p99_ns: int | None  # None without releases
+    max_ns: int
+    early: int
+
+
+def _total(stats: Iterable[dict[str, Any]], key: str) -> int:
+    return sum(int(s[key]) for s in stats if is_number(s.get(key)))
+
+
+def lateness(stats: list[dict[str, Any]]) -> LateSummary | None:
+    """The merged lateness of a point's stats lines; None when no line carries a histogram
+    (no shim ran, or a shim that does not count lateness) or a histogram is malformed."""
+    stats = [s for s in stats if "late_hist_us" in s]
+    if not stats:
+        return None
+    try:
+        hist = merged_hist(stats)
+    except LatenessError:
+        return None
+    late_max = max(
+        (int(s["late_max_ns"]) for s in stats if is_number(s.get("late_max_ns"))), default=0
+    )
+    bound = late_quantile_ns(hist, LATE_QUANTILE)
+    p99 = None if bound is None else int(min(bound, late_max))
+    return LateSummary(sum(hist), p99, late_max, _total(stats, "early_releases"))
+
+
+def injected_delay_ns(knobs: KnobSet) -> int:
+    """The largest per-message delay in time units the knobs set (module docstring)."""
+    params = knobs.params()
+    return max((getattr(params, p.field) for p in REGISTRY.params if p.unit == "ns"), default=0)
+
+
+def late_bound_ns(delay_ns: int) -> int:
+    """The largest p99 lateness of a clean point with this injected delay."""
+    return max(LATE_FLOOR_NS, round(LATE_SHARE * delay_ns))
+
+
+def fmt_ns(ns: float) -> str:
+    """A duration for a reason line: ns below 1 us, else us or ms with 3 digits."""
+    if ns < 1000:
+        return f"{ns:.0f} ns"
+    if ns < 1_000_000:
+        return f"{ns / 1000:.3g} us"
+    return f"{ns / 1e6:.3g} ms"
+
+
+def bound_rule(delay: str) -> str:
+    """The bound in words, with the injected delay described by delay."""
+    return f"max({fmt_ns(LATE_FLOOR_NS)}, {100 * LATE_SHARE:g} % of the injected delay {delay})"
+
+
+def degraded_reason(late: LateSummary | None, delay_ns: int, other_cpu: float | None) -> str | None:
+    """Why the point is degraded, or None when it is not; the host's contention is given."""
+    if late is None:
+        return None
+    why = []
+    if late.early:
+        why.append(f"{late.early} early release(s)")
+    bound = late_bound_ns(delay_ns)
+    if late.p99_ns is not None and late.p99_ns > bound:
+        rule = bound_rule(fmt_ns(delay_ns))
+        why.append(f"p99 lateness up to {fmt_ns(late.p99_ns)} exceeds {fmt_ns(bound)} = {rule}")
+    if not why:
+        return None
+    host = "not measured" if other_cpu is None else f"{100 * other_cpu:.0f} % busy with other work"
+    return "; ".join(why) + f"; host CPU {host}"

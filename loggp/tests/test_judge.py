@@ -1,0 +1,117 @@
+"""The judging rule: a point's lateness summary, its bound, and the host's contention."""
+
+from __future__ import annotations
+
+import pytest
+
+from loggp.metrics.node import CpuSample, busy_seconds, other_cpu
+from loggp.plan.knobs import KnobSet
+from loggp.results.judge import (
+    LateSummary,
+    degraded_reason,
+    injected_delay_ns,
+    late_bound_ns,
+    lateness,
+)
+
+pytestmark = pytest.mark.unit
+
+
+def line(hist: dict[int, int], late_max_ns: int, early: int = 0, **kw: object) -> dict:
+    counts = [hist.get(k, 0) for k in range(16)]
+    return {"late_hist_us": counts, "late_max_ns": late_max_ns, "early_releases": early, **kw}
+
+
+def test_lateness_merges_the_processes_histograms() -> None:
+    stats = [
+        line({0: 90, 3: 5}, 6000),
+        line({0: 4, 4: 1}, 9000, early=2),
+        {"provider": "ofi_rxm", "msgs": 3},  # a line without a histogram counts for nothing
+    ]
+    late = lateness(stats)
+    assert late == LateSummary(releases=100, p99_ns=8000, max_ns=9000, early=2)
+
+
+def test_p99_is_the_bucket_edge_or_the_max_when_smaller() -> None:
+    assert lateness([line({3: 100}, 5000)]) == LateSummary(100, 5000, 5000, 0)
+    assert lateness([line({15: 100}, 40_000_000)]) == LateSummary(100, 40_000_000, 40_000_000, 0)
+    # 99 of 100 under 1 us: the p99 is in bucket 0, whatever the one slow release was
+    assert lateness([line({0: 99, 12: 1}, 3_000_000)]) == LateSummary(100, 1000, 3_000_000, 0)
+
+
+def test_no_histogram_or_a_bad_one_is_no_summary() -> None:
+    assert lateness([]) is None
+    assert lateness([{"provider": "tcp", "msgs": 4}]) is None
+    assert lateness([{"late_hist_us": [1, 2]}]) is None
+    assert lateness([line({}, 0)]) == LateSummary(0, None, 0, 0)
+
+
+def test_the_injected_delay_is_the_largest_time_knob() -> None:
+    assert injected_delay_ns(KnobSet.parse({})) == 0
+    assert injected_delay_ns(KnobSet.parse({"latency": "50us", "gap": "2us"})) == 50_000
+    assert injected_delay_ns(KnobSet.parse({"overhead": "3ms", "latency": "1us"})) == 3_000_000
+    assert injected_delay_ns(KnobSet.parse({"overhead": "1us", "send_overhead": "7us"})) == 7000
+    # per byte: no per-message delay of its own
+    assert injected_delay_ns(KnobSet.parse({"bandwidth": "1MB/s"})) == 0
+
+
+def test_the_bound_is_2us_or_5_percent_of_the_delay() -> None:
+    assert late_bound_ns(0) == 2000
+    assert late_bound_ns(40_000) == 2000
+    assert late_bound_ns(50_000) == 2500
+    assert late_bound_ns(1_000_000) == 50_000
+
+
+def test_a_point_is_degraded_above_the_bound_and_says_why() -> None:
+    assert degraded_reason(LateSummary(100, 2000, 2500, 0), 0, 0.1) is None  # at the bound
+    assert degraded_reason(LateSummary(100, 2000, 2500, 0), 50_000, None) is None
+    assert degraded_reason(LateSummary(100, 4000, 4000, 0), 50_000, 0.63) == (
+        "p99 lateness up to 4 us exceeds 2.5 us = max(2 us, 5 % of the injected delay 50 us); "
+        "host CPU 63 % busy with other work"
+    )
+    assert degraded_reason(LateSummary(100, 16_384_000, 90_000_000, 0), 1_000_000, None) == (
+        "p99 lateness up to 16.4 ms exceeds 50 us = max(2 us, 5 % of the injected delay 1 ms); "
+        "host CPU not measured"
+    )
+
+
+def test_an_early_release_degrades_whatever_the_lateness() -> None:
+    assert degraded_reason(LateSummary(100, 1000, 1000, 1), 50_000, 0.0) == (
+        "1 early release(s); host CPU 0 % busy with other work"
+    )
+
+
+def test_no_releases_or_no_summary_is_not_judged() -> None:
+    assert degraded_reason(None, 50_000, 0.9) is None
+    assert degraded_reason(LateSummary(0, None, 0, 0), 50_000, 0.9) is None
+
+
+NODE_TEXT = """\
+# HELP node_cpu_seconds_total Seconds the CPUs spent in each mode.
+# TYPE node_cpu_seconds_total counter
+node_cpu_seconds_total{cpu="0",mode="idle"} 100
+node_cpu_seconds_total{cpu="0",mode="iowait"} 5
+node_cpu_seconds_total{cpu="0",mode="user"} 20
+node_cpu_seconds_total{cpu="0",mode="system"} 3
+node_cpu_seconds_total{cpu="1",mode="idle"} 90
+node_cpu_seconds_total{cpu="1",mode="steal"} 1.5
+node_cpu_seconds_total{cpu="1",mode="user"} 30
+# HELP node_load1 1m load average.
+# TYPE node_load1 gauge
+node_load1 0.5
+"""
+
+
+def test_busy_seconds_count_every_mode_but_idle_and_iowait() -> None:
+    assert busy_seconds(NODE_TEXT) == (pytest.approx(54.5), 2)
+    assert busy_seconds("node_load1 3\n") == (0.0, 0)
+
+
+def test_other_cpu_is_the_busy_time_the_points_processes_do_not_explain() -> None:
+    before = CpuSample(busy_s=100.0, cpus=2, own_s=10.0, at=50.0)
+    # 2 s on 2 CPUs = 4 CPU-s; 3 busy, of which the point's own processes used 1
+    after = CpuSample(busy_s=103.0, cpus=2, own_s=11.0, at=52.0)
+    assert other_cpu(before, after) == pytest.approx(0.5)
+    # tick rounding can make the own time exceed the busy time: clamped
+    assert other_cpu(before, CpuSample(100.5, 2, 12.0, 52.0)) == 0.0
+    assert other_cpu(before, None) is None and other_cpu(None, after) is None
