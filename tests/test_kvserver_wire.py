@@ -14,7 +14,7 @@ from conftest import BUILD
 from netns_util import loggp, running_testbed, skip_without_netns
 
 from loggp.results.reader import read_points
-from loggp.results.store import STORE_FILE
+from loggp.results.store import MEASURED, STORE_FILE
 
 pytestmark = [pytest.mark.integration, pytest.mark.needs_root]
 
@@ -53,7 +53,7 @@ def test_one_request_in_flight_gains_two_latencies(tmp_path: Path) -> None:
                     timeout=400)  # fmt: skip
         assert res.returncode == 0, res.stdout + res.stderr
     rows = [p.row for p in read_points(out / STORE_FILE)[1]]
-    assert len(rows) == 2 * REPEATS and {r["status"] for r in rows} == {"ok"}, rows
+    assert len(rows) == 2 * REPEATS and {r["status"] for r in rows} <= set(MEASURED), rows
     for r in rows:
         result = json.loads(r["result"])
         assert result["valid"] is True and result["httperf"]["replies"] == 2000, result

@@ -37,7 +37,7 @@ import pytest
 from conftest import BUILD, NONZERO_KNOBS, ZERO_KNOBS, ShimEnv, base_env, json_line, run
 
 from loggp.results.reader import read_points
-from loggp.results.store import STORE_FILE
+from loggp.results.store import MEASURED, STORE_FILE
 from loggp.tests.cli import loggp
 
 pytestmark = pytest.mark.integration
@@ -594,7 +594,7 @@ def test_loggp_run_with_the_store_as_services(fuse_ok: None, tmp_path: Path) -> 
                 timeout=400)  # fmt: skip
     assert res.returncode == 0, res.stdout + res.stderr
     rows = {p.row["point_id"]: p.row for p in read_points(out / STORE_FILE)[1]}
-    assert {r["status"] for r in rows.values()} == {"ok"}, rows
+    assert {r["status"] for r in rows.values()} <= set(MEASURED), rows
     base, slow = rows["lib/baseline/r0"], rows["lib/latency=100us/r0"]
     # the servers ran beneath the shim too: their messages are in the point's counters
     pids = {s["pid"] for s in json.loads(slow["shim_stats"]) if int(s["msgs"]) > 0}
