@@ -4,10 +4,17 @@ traceback, a hang or a point stored as ok that is not (docs/reliability.md)."""
 
 from __future__ import annotations
 
+import json
+import shlex
+import sys
 from pathlib import Path
 
 import pytest
+from conftest import run_workload
 
+from loggp.results.protocol import result_line, result_problem
+from loggp.results.reader import read_points
+from loggp.results.store import STORE_FILE
 from loggp.tests.cli import loggp
 
 WORKLOAD = "workloads:\n  - {name: w, kind: process, ranks: 1, program: /bin/true}\n"
@@ -84,3 +91,89 @@ def test_huge_grid_of_ranges_makes_no_run_directory(tmp_path: Path) -> None:
     res = loggp("run", str(path), "--out", str(tmp_path / "run"), timeout=30)
     one_line_error(res, "1000000 points", "cap of 100000")
     assert not (tmp_path / "run").exists()
+
+
+# --- result lines -----------------------------------------------------------------------
+
+GOOD = {
+    "loggp_result": 1,
+    "workload": "w",
+    "valid": True,
+    "ranks": 1,
+    "metrics": {"time_s": 0.5, "rate_per_s": 2.0},
+    "msgs": {"total": 4, "bytes": 32, "per_rank": [4], "critical_path": 4},
+}
+# name -> (what the result line changes, what the reason names)
+BAD_LINES: dict[str, tuple[dict, str]] = {
+    "valid_text": ({"valid": "no"}, "'valid': expected true or false, got \"no\""),
+    "valid_zero": ({"valid": 0}, "'valid': expected true or false, got 0"),
+    "valid_null": ({"valid": None}, "'valid': expected true or false, got null"),
+    "valid_missing": ({"valid": ...}, "'valid': missing"),
+    "version": ({"loggp_result": 2}, "'loggp_result': expected 1"),
+    "workload": ({"workload": 7}, "'workload': expected a string"),
+    "ranks": ({"ranks": 0}, "'ranks': expected a whole number above 0"),
+    "metrics": ({"metrics": [1]}, "'metrics': expected an object"),
+    "nan": ({"metrics": {"time_s": float("nan")}}, "'metrics.time_s': expected a finite"),
+    "inf": ({"metrics": {"time_s": float("inf")}}, "'metrics.time_s': expected a finite"),
+    "negative_time": ({"metrics": {"time_s": -1.0}}, "'metrics.time_s': expected a time"),
+    "negative_rate": (
+        {"metrics": {"time_s": 1.0, "rate_per_s": -3}},
+        "'metrics.rate_per_s': expected a",
+    ),
+    "bool_metric": ({"metrics": {"time_s": True}}, "'metrics.time_s': expected a finite"),
+    "huge_int": ({"metrics": {"time_s": 10**400}}, "'metrics.time_s': expected a finite"),
+    "msgs_float": ({"msgs": {"total": 1.5}}, "'msgs.total': expected a whole number"),
+    "msgs_negative": ({"msgs": {"bytes": -1}}, "'msgs.bytes': expected a whole number"),
+    "per_rank": ({"msgs": {"per_rank": [1, "x"]}}, "'msgs.per_rank[1]': expected a whole"),
+}
+
+
+def _line(change: dict) -> str:
+    obj = {**GOOD, **{k: v for k, v in change.items() if v is not ...}}
+    for k in [k for k, v in change.items() if v is ...]:
+        del obj[k]
+    return json.dumps(obj)
+
+
+@pytest.mark.unit
+def test_bad_result_lines_make_invalid_points_with_the_reason(tmp_path: Path) -> None:
+    """One run, one workload per bad line (echo prints it), plus one good line."""
+    lines = {"good": json.dumps(GOOD)} | {n: _line(c) for n, (c, _) in BAD_LINES.items()}
+    lines["huge_digits"] = '{"loggp_result": 1, "metrics": {"time_s": ' + "9" * 5000 + "}}"
+    lines["deep"] = '{"loggp_result": 1, "x": ' + "[" * 20_000 + "]" * 20_000 + "}"
+    workloads = "".join(
+        f"  - {{name: {n}, kind: process, ranks: 1, program: {sys.executable}, args: "
+        f"[-c, {json.dumps('print(' + repr(text) + ')')}]}}\n"
+        for n, text in lines.items()
+    )
+    path = tmp_path / "lines.yaml"
+    path.write_text(
+        f"version: 1\nname: lines\noutput: {shlex.quote(str(tmp_path))}\ntimeout: 20s\n"
+        "launcher: {kind: local}\nemulator: {shim: none}\nworkloads:\n" + workloads
+    )
+    out = tmp_path / "run"
+    res = loggp("run", str(path), "--out", str(out), "--no-prometheus", "--no-report", timeout=60)
+    assert "Traceback" not in res.stderr, res.stderr
+    got = {p.workload: p for p in read_points(out / STORE_FILE)[1]}
+    assert set(got) == set(lines), res.stderr + res.stdout
+    assert (got["good"].status, got["good"].value) == ("ok", 0.5)
+    for name, (_, reason) in BAD_LINES.items():
+        p = got[name]
+        assert (p.status, p.value) == ("invalid", None), (name, p.stderr_tail)
+        assert f"invalid result line: key {reason}" in p.stderr_tail, (name, p.stderr_tail)
+    # A line JSON cannot hold in memory as numbers or nesting is no result line at all.
+    for name in ("huge_digits", "deep"):
+        assert got[name].status == "failed", (name, got[name].stderr_tail)
+        assert "printed no result line" in got[name].stderr_tail
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize(
+    ("name", "args"),
+    [("pingpong", ["-n", "10"]), ("kap", ["-W", "20"])],  # wl_result.c; kap's own JSON
+)
+def test_real_workloads_keep_the_protocol(mpirun_bin: str, name: str, args: list[str]) -> None:
+    proc = run_workload(mpirun_bin, name, 2, args, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    result = result_line(proc.stdout)
+    assert result is not None and result_problem(result) is None, (proc.stdout, result)
