@@ -28,6 +28,7 @@ from loggp.net.netns import tool
 from loggp.net.testbed import State, TestbedError, host_addr, host_ns, require, workload_cpus
 from loggp.plan.experiment import Experiment, Workload
 from loggp.plan.knobs import KnobSet, check_env
+from loggp.run.provider import check_provider
 from loggp.run.shim import REPO_ROOT, build_dir, process_env
 
 
@@ -201,6 +202,8 @@ def preflight(exp: Experiment, exp_dir: Path | None) -> None:
     """Fails before anything runs if a point could not be launched here."""
     check_env(os.environ)  # a LOGGP_* typo would make every point refuse to run
     _check_supported(exp)
+    if any(w.kind == "mpi" for w in exp.workloads):  # MPI's mtl ofi opens the provider
+        check_provider(exp.emulator.provider, "emulator.provider")
     for w in exp.workloads:
         find_program(w.program, exp_dir)
         if w.kind == "mpi":

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import json
 import shlex
+import shutil
 import sys
 from pathlib import Path
 
 import pytest
-from conftest import run_workload
+from conftest import BUILD, run_workload
 
 from loggp.results.protocol import result_line, result_problem
 from loggp.results.reader import read_points
@@ -177,3 +178,39 @@ def test_real_workloads_keep_the_protocol(mpirun_bin: str, name: str, args: list
     assert proc.returncode == 0, proc.stderr
     result = result_line(proc.stdout)
     assert result is not None and result_problem(result) is None, (proc.stdout, result)
+
+
+# --- providers --------------------------------------------------------------------------
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize(
+    "verb", [("calibrate", "--provider", "nosuch"), ("demo", "-p", "nosuch", "--out", "OUT")]
+)
+def test_unknown_provider_option_is_refused_before_anything(
+    tmp_path: Path, verb: tuple[str, ...]
+) -> None:
+    if not shutil.which("fi_info"):
+        pytest.skip("fi_info not installed (libfabric-bin)")
+    args = [str(tmp_path / "out") if a == "OUT" else a for a in verb]
+    res = loggp(*args, env_extra={"LOGGP_BUILD": str(BUILD)}, timeout=60)
+    one_line_error(res, "provider 'nosuch'", "fi_info", "tcp;ofi_rxm", "shm")
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.integration
+def test_unknown_provider_in_experiment_is_refused_before_the_first_point(
+    tmp_path: Path,
+) -> None:
+    if not shutil.which("fi_info"):
+        pytest.skip("fi_info not installed (libfabric-bin)")
+    path = tmp_path / "p.yaml"
+    path.write_text(
+        "version: 1\nname: p\nlauncher: {kind: local}\n"
+        'emulator: {shim: none, provider: "nosuch;ofi_rxm"}\n'
+        "workloads:\n  - {name: w, program: /bin/true}\n"
+    )
+    out = tmp_path / "run"
+    res = loggp("run", str(path), "--out", str(out), "--no-prometheus", timeout=60)
+    one_line_error(res, "emulator.provider", "'nosuch;ofi_rxm'", "tcp;ofi_rxm")
+    assert not out.exists()
