@@ -7,11 +7,15 @@ from __future__ import annotations
 import json
 import shlex
 import shutil
+import socket
 import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
 from conftest import BUILD, run_workload
+from netns_util import running_testbed, skip_without_netns
 
 from loggp.results.protocol import result_line, result_problem
 from loggp.results.reader import read_points
@@ -214,3 +218,63 @@ def test_unknown_provider_in_experiment_is_refused_before_the_first_point(
     res = loggp("run", str(path), "--out", str(out), "--no-prometheus", timeout=60)
     one_line_error(res, "emulator.provider", "'nosuch;ofi_rxm'", "tcp;ofi_rxm")
     assert not out.exists()
+
+
+# --- the wire's control socket ----------------------------------------------------------
+
+
+class _BusyFlood:
+    """32 control connections (every slot) kept busy with requests by a thread."""
+
+    def __init__(self, path: Path) -> None:
+        self.socks = [socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) for _ in range(32)]
+        for s in self.socks:
+            s.settimeout(10)
+            s.connect(str(path))
+            assert self._get(s), "the wire refused one of the first 32 connections"
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._loop, daemon=True)
+
+    @staticmethod
+    def _get(s: socket.socket) -> bool:
+        s.sendall(b'{"cmd":"get"}\n')
+        data = b""
+        while not data.endswith(b"\n"):
+            chunk = s.recv(65536)
+            if not chunk:
+                return False
+            data += chunk
+        return b'"ok":true' in data
+
+    def _loop(self) -> None:
+        while not self.stop.is_set():
+            for s in self.socks:
+                self._get(s)
+
+    def close(self) -> None:
+        self.stop.set()
+        self.thread.join(30)
+        for s in self.socks:
+            s.close()
+
+
+@pytest.mark.integration
+@pytest.mark.needs_root
+def test_control_flood_is_named_and_idle_connections_give_way() -> None:
+    """Every control slot taken: `testbed set` says so in one line naming the socket (not
+    "Broken pipe"); once the flood goes idle for 2 s, set gets a slot again."""
+    skip_without_netns()
+    with running_testbed(2) as tb:
+        control = Path(tb.status()["wire"]["control"])
+        flood = _BusyFlood(control)
+        try:
+            flood.thread.start()
+            res = tb.set("--latency", "1ms")
+            one_line_error(res, str(control), "too many control connections (32 open)")
+            flood.stop.set()
+            flood.thread.join(30)
+            time.sleep(2.2)  # the stimulus: the flood idle past the wire's 2 s
+            res = tb.set("--latency", "1ms")
+            assert res.returncode == 0, res.stderr
+        finally:
+            flood.close()
