@@ -5,17 +5,21 @@ traceback, a hang or a point stored as ok that is not (docs/reliability.md)."""
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import shutil
+import signal
 import socket
+import subprocess
 import sys
 import threading
 import time
 from pathlib import Path
 
 import pytest
-from conftest import BUILD, run_workload
-from netns_util import running_testbed, skip_without_netns
+from conftest import BUILD, REPO, run_workload
+from netns_util import loggp as loggp_root
+from netns_util import running_testbed, skip_without_netns, snapshot, unique_prefix
 
 from loggp.results.protocol import result_line, result_problem
 from loggp.results.reader import read_points
@@ -278,3 +282,95 @@ def test_control_flood_is_named_and_idle_connections_give_way() -> None:
             assert res.returncode == 0, res.stderr
         finally:
             flood.close()
+
+
+# --- Ctrl-C during `loggp testbed up` ---------------------------------------------------
+
+
+def _up(prefix: str, *python: str) -> subprocess.Popen[str]:
+    """`loggp testbed up 3` in a process group of its own, as a terminal runs it, so
+    that SIGINT reaches it and its children as Ctrl-C does."""
+    return subprocess.Popen(
+        [sys.executable, *python, "-m", "loggp", "testbed", "up", "3", "--prefix", prefix],
+        env=dict(os.environ, LOGGP_BUILD=str(BUILD)), cwd=REPO, text=True,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+    )  # fmt: skip
+
+
+def _state(prefix: str) -> dict:
+    path = Path(f"/run/loggp/testbed-{prefix}.json")
+    try:
+        return json.loads(path.read_text() or "{}")
+    except (FileNotFoundError, ValueError):  # not yet written, or being replaced
+        return {}
+
+
+def _leftovers(prefix: str) -> set[str]:
+    """Namespaces and interfaces of testbed prefix that exist (other testbeds may come
+    and go meanwhile: other tests, other users)."""
+    ns, links = snapshot()
+    return {n for n in ns | links if n.startswith((f"{prefix}-", f"{prefix}w"))}
+
+
+def _until(what: str, done, up: subprocess.Popen[str], timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while not done():
+        assert up.poll() is None, f"up ended before {what}"
+        assert time.monotonic() < deadline, f"no {what} within {timeout:g} s"
+        time.sleep(0.005)
+
+
+@pytest.mark.integration
+@pytest.mark.needs_root
+def test_repeated_ctrl_c_during_up_removes_everything() -> None:
+    """Ctrl-C once the wire runs, and again while up is undoing what it made: everything
+    is removed and one line says so."""
+    skip_without_netns()
+    prefix = unique_prefix()
+    up = _up(prefix)
+    try:
+        _until("the wire in the state file", lambda: _state(prefix).get("wire"), up)
+        os.killpg(up.pid, signal.SIGINT)
+        _until("undoing", lambda: not _state(prefix).get("wire"), up)
+        os.killpg(up.pid, signal.SIGINT)
+        os.killpg(up.pid, signal.SIGINT)
+        out, err = up.communicate(timeout=60)
+        assert up.returncode == 130 and "Traceback" not in err, err
+        lines = err.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("loggp: interrupted"), err
+        assert f"testbed '{prefix}'" in lines[0] and "removed" in lines[0], err
+        assert _leftovers(prefix) == set()
+        assert not Path(f"/run/loggp/testbed-{prefix}.json").exists()
+    finally:
+        if up.poll() is None:
+            os.killpg(up.pid, signal.SIGKILL)
+            up.wait(10)
+        loggp_root("testbed", "down", "--prefix", prefix)
+
+
+@pytest.mark.integration
+@pytest.mark.needs_root
+def test_early_ctrl_c_is_one_line() -> None:
+    """Ctrl-C while Python is still importing loggp's modules (seen in -X importtime's
+    output): one line, no traceback, nothing made."""
+    skip_without_netns()
+    prefix = unique_prefix()
+    up = _up(prefix, "-X", "importtime")
+    try:
+        assert up.stderr is not None
+        for line in up.stderr:
+            if "matplotlib" in line:  # the report's figures, imported by loggp.cli
+                break
+        else:
+            pytest.fail("no import of matplotlib seen")
+        os.killpg(up.pid, signal.SIGINT)
+        _, err = up.communicate(timeout=60)
+        own = [ln for ln in err.splitlines() if not ln.startswith("import time:")]
+        assert own == ["loggp: interrupted"], err[-3000:]
+        assert up.returncode in (130, -signal.SIGINT)
+        assert _leftovers(prefix) == set() and _state(prefix) == {}
+    finally:
+        if up.poll() is None:
+            os.killpg(up.pid, signal.SIGKILL)
+            up.wait(10)
+        loggp_root("testbed", "down", "--prefix", prefix)
