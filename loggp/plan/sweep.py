@@ -139,9 +139,9 @@ def _settings(exp: Experiment) -> list[tuple[str, float | None, KnobSet]]:
     return out
 
 
-def check_plan_size(exp: Experiment) -> int:
-    """The number of points of exp's plan, counted from the sizes of its lists, never by
-    expanding them; PlanTooLargeError above MAX_POINTS."""
+def check_plan_size(exp: Experiment) -> None:
+    """PlanTooLargeError if exp's plan has more than MAX_POINTS points, counted from the
+    sizes of its lists, never by expanding them."""
     sizes = [len(v) for v in knob_values(exp).values()]
     grid = exp.sweep.mode == "grid" and sizes
     settings = math.prod(sizes) if grid else 1 + sum(sizes)
@@ -153,7 +153,6 @@ def check_plan_size(exp: Experiment) -> int:
             f"{len(exp.workloads)} workloads × {exp.repeats} repeats), more than the cap of "
             f"{MAX_POINTS} points per experiment: sweep fewer values or split the experiment"
         )
-    return count
 
 
 def expand(exp: Experiment) -> list[Point]:

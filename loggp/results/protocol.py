@@ -18,6 +18,10 @@ from typing import Any
 
 PROTOCOL_VERSION = 1
 RESULT_KEY = "loggp_result"
+# The counts of `msgs` besides per_rank (docs/results.md), each a MsgCounts field.
+MSG_COUNTS = (
+    "total", "bytes", "critical_path", "critical_bytes", "critical_sends", "critical_recvs",
+)  # fmt: skip
 
 
 def result_line(stdout: str) -> dict[str, Any] | None:
@@ -76,7 +80,8 @@ def result_problem(result: dict[str, Any]) -> str | None:
             return f"key '{key}': missing (expected {expected})"
         return f"key '{key}': expected {expected}, got {_shown(result[key])}"
 
-    if result.get(RESULT_KEY) != PROTOCOL_VERSION or isinstance(result.get(RESULT_KEY), bool):
+    version = result.get(RESULT_KEY)
+    if type(version) is not int or version != PROTOCOL_VERSION:  # not true, not 1.0
         return wrong(RESULT_KEY, f"{PROTOCOL_VERSION} (the protocol version)")
     if not isinstance(result.get("workload"), str):
         return wrong("workload", "a string (the program's name)")
@@ -125,11 +130,6 @@ def result_metric(result: dict[str, Any], name: str) -> float | None:
 
 def _count(value: Any) -> int | None:
     return int(value) if is_number(value) and value >= 0 else None
-
-
-# The counts of `msgs` besides per_rank (docs/results.md), each a MsgCounts field.
-MSG_COUNTS = ("total", "bytes", "critical_path", "critical_bytes", "critical_sends",
-              "critical_recvs")  # fmt: skip
 
 
 @dataclass(frozen=True)
