@@ -387,7 +387,8 @@ def load_experiment(path: Path | None) -> tuple[Experiment, str, str]:
             raise ExperimentError(f"{path}: cannot read: {e.strerror}") from None
         if len(data) > MAX_FILE_BYTES:
             raise ExperimentError(
-                f"{path}: larger than {MAX_FILE_BYTES >> 20} MiB: expected an experiment file"
+                f"{path}: larger than {MAX_FILE_BYTES >> 20} MiB: expected an experiment file "
+                f"of at most {MAX_FILE_BYTES >> 20} MiB (is it the right file?)"
             )
         text = decode_text(data, source)
     return parse_experiment(text, source), text, source
