@@ -357,13 +357,14 @@ def up(prefix: str, n: int, knob_args: list[str], metrics: str | None) -> State:
 def _undo_up(prefix: str, unrecorded: subprocess.Popen[bytes] | None, why: BaseException) -> None:
     """Removes what a failed or interrupted up made, with Ctrl-C ignored meanwhile (by
     the `ip` commands too, which inherit that), so a second Ctrl-C cannot leave half a
-    testbed; if removing fails, the error says what to run."""
+    testbed; if removing fails, the error says what to run.  The wire's log is kept for
+    a failure, whose error names it, not after Ctrl-C."""
     with _sigint_ignored():
         if unrecorded is not None:
             unrecorded.kill()  # started, not yet recorded: down would not know it
             unrecorded.wait()
         try:
-            down(prefix, keep_log=True)  # the error names the log
+            down(prefix, keep_log=not isinstance(why, KeyboardInterrupt))
         except Exception as e:
             raise TestbedError(
                 f"testbed up failed ({one_line(why)}) and removing what it made failed too "
