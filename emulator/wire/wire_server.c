@@ -22,12 +22,16 @@
 /*
  * Each kind of client has its own slots, so scrapers that pile up cannot
  * lock loggp out of the control socket.  A control connection may idle for
- * a whole run; an HTTP one with nothing read or sent for
- * WIRE_SRV_HTTP_IDLE_MS is closed (a scraper sends its request at once).
+ * a whole run, until all slots are taken: then a new client takes the slot
+ * of the one idle longest, if nothing was read or sent on it for
+ * WIRE_SRV_CTL_IDLE_MS, so idle connections cannot lock control out.  An
+ * HTTP one with nothing read or sent for WIRE_SRV_HTTP_IDLE_MS is closed (a
+ * scraper sends its request at once).
  */
 #define WIRE_SRV_CTL_CLIENTS	32
 #define WIRE_SRV_HTTP_CLIENTS	32
 #define WIRE_SRV_CLIENTS	(WIRE_SRV_CTL_CLIENTS + WIRE_SRV_HTTP_CLIENTS)
+#define WIRE_SRV_CTL_IDLE_MS	2000
 #define WIRE_SRV_HTTP_IDLE_MS	5000
 /* Room for a burst of connects while the thread is busy elsewhere: Unix
  * sockets refuse a non-blocking connect at once when the backlog is full. */
@@ -203,6 +207,46 @@ static void wire_srv_refuse(int fd, enum wire_conn_kind kind, int open)
 	close(fd);
 }
 
+static void wire_srv_close(struct wire_server *srv, int i)
+{
+	struct wire_conn *c = srv->conns[i];
+
+	srv->nconns[c->kind]--;
+	close(c->fd);
+	wire_buf_fini(&c->out);
+	free(c);
+	srv->conns[i] = NULL;
+}
+
+/*
+ * Makes room for a new control client when every slot is taken: closes the
+ * control connection idle longest, telling it why, if it has been idle for
+ * WIRE_SRV_CTL_IDLE_MS with no answer waiting to be sent.
+ */
+static void wire_srv_ctl_evict(struct wire_server *srv)
+{
+	static const char msg[] = "{\"ok\":false,\"error\":\"closed after "
+		"2 s idle: all control connections were taken and a new "
+		"client needed one; reconnect\"}\n";
+	int64_t oldest = wire_srv_now_ms() - WIRE_SRV_CTL_IDLE_MS;
+	int i, found = -1;
+
+	for (i = 0; i < WIRE_SRV_CLIENTS; i++) {
+		struct wire_conn *c = srv->conns[i];
+
+		if (c && c->kind == WIRE_CONN_CTL && !c->out.len &&
+		    c->active_ms <= oldest) {
+			oldest = c->active_ms;
+			found = i;
+		}
+	}
+	if (found < 0)
+		return;
+	(void)send(srv->conns[found]->fd, msg, sizeof(msg) - 1,
+		   MSG_NOSIGNAL | MSG_DONTWAIT);
+	wire_srv_close(srv, found);
+}
+
 /* Accepts every pending connection on lfd. */
 static void wire_srv_accept(struct wire_server *srv, int lfd,
 			    enum wire_conn_kind kind)
@@ -214,6 +258,8 @@ static void wire_srv_accept(struct wire_server *srv, int lfd,
 
 	while ((fd = accept4(lfd, NULL, NULL,
 			     SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0) {
+		if (srv->nconns[kind] >= limit && kind == WIRE_CONN_CTL)
+			wire_srv_ctl_evict(srv);
 		if (srv->nconns[kind] >= limit) {
 			wire_srv_refuse(fd, kind, srv->nconns[kind]);
 			continue;
@@ -232,17 +278,6 @@ static void wire_srv_accept(struct wire_server *srv, int lfd,
 		srv->conns[i] = c;
 		srv->nconns[kind]++;
 	}
-}
-
-static void wire_srv_close(struct wire_server *srv, int i)
-{
-	struct wire_conn *c = srv->conns[i];
-
-	srv->nconns[c->kind]--;
-	close(c->fd);
-	wire_buf_fini(&c->out);
-	free(c);
-	srv->conns[i] = NULL;
 }
 
 /*
@@ -394,14 +429,15 @@ static void *wire_srv_main(void *arg)
 		}
 		if (pfd[0].revents)
 			break;
-		if (pfd[1].revents & POLLIN)
-			wire_srv_accept(srv, srv->ctl_fd, WIRE_CONN_CTL);
-		if (pfd[2].revents & POLLIN)
-			wire_srv_accept(srv, srv->http_fd, WIRE_CONN_HTTP);
 		for (k = 3; k < n; k++)
 			if (pfd[k].revents &&
 			    wire_srv_io(srv, srv->conns[idx[k]], pfd[k].revents))
 				wire_srv_close(srv, idx[k]);
+		/* after the clients' I/O: an eviction frees a slot idx[] names */
+		if (pfd[1].revents & POLLIN)
+			wire_srv_accept(srv, srv->ctl_fd, WIRE_CONN_CTL);
+		if (pfd[2].revents & POLLIN)
+			wire_srv_accept(srv, srv->http_fd, WIRE_CONN_HTTP);
 	}
 	return NULL;
 }

@@ -14,6 +14,7 @@ from loggp.cli import options
 from loggp.measure.calibrate import DEFAULT_TIMEOUT_S, compare, run_calibrate
 from loggp.measure.tables import comparison_table
 from loggp.run.provenance import provenance
+from loggp.run.provider import check_provider
 from loggp.run.shim import calibrate_binary, shim_library
 
 
@@ -34,6 +35,7 @@ def cmd_calibrate(args: argparse.Namespace, console: Console) -> int:
     knobs = options.knobs(args)
     calibrate_binary()  # fail before the first run if the build is missing
     shim_library()
+    check_provider(args.provider, "--provider")
     err = Console(stderr=True)
     work = Path(tempfile.mkdtemp(prefix="loggp-calibrate-"))
     runs = {}

@@ -9,6 +9,7 @@ from rich.console import Console
 
 from loggp.cli import options
 from loggp.measure.demo import POINT_TIMEOUT_S, run_demo
+from loggp.run.provider import check_provider
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -25,6 +26,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_demo(args: argparse.Namespace, console: Console) -> int:
+    check_provider(args.provider, "--provider")
     run_demo(
         console,
         provider=args.provider,

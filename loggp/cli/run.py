@@ -9,10 +9,10 @@ from pathlib import Path
 from rich.console import Console
 
 from loggp.cli.report import report
-from loggp.cli.show import plan_table, settings_table
+from loggp.cli.show import print_plan
 from loggp.errors import LoggpError
 from loggp.plan.experiment import Experiment, load_experiment
-from loggp.plan.sweep import expand
+from loggp.plan.sweep import check_plan_size, expand
 from loggp.results.judge import bound_rule
 from loggp.results.rundir import (
     RunRecord,
@@ -94,10 +94,10 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
         exp, rec, run_dir, exp_dir = _resume(args)
     else:
         exp, text, source = load_experiment(args.file)
+        check_plan_size(exp)  # before the run directory is made
         exp_dir = args.file.resolve().parent if args.file else None
         if args.dry_run:
-            console.print(settings_table(exp, source))
-            console.print(plan_table(exp))
+            print_plan(exp, source, console)
             return 0
     preflight(exp, exp_dir)
     if exp.emulator.shim == "fabric":

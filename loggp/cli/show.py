@@ -9,7 +9,7 @@ from rich.console import Console
 from rich.table import Table
 
 from loggp.plan.experiment import Experiment, load_experiment
-from loggp.plan.sweep import expand
+from loggp.plan.sweep import Point, expand
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -22,8 +22,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("file", nargs="?", type=Path, metavar="FILE", help="experiment YAML")
 
 
-def plan_table(exp: Experiment) -> Table:
+def print_plan(exp: Experiment, source: str, console: Console) -> None:
+    """The resolved settings and every point; a plan too large is refused before either
+    is printed."""
     plan = expand(exp)
+    console.print(settings_table(exp, source))
+    console.print(plan_table(exp, plan))
+
+
+def plan_table(exp: Experiment, plan: list[Point]) -> Table:
     t = Table(title=f"{exp.name}: {len(plan)} points", title_justify="left")
     for col in ("#", "point", "workload", "knob", "setting", "repeat"):
         t.add_column(col)
@@ -50,6 +57,5 @@ def settings_table(exp: Experiment, source: str) -> Table:
 
 def cmd_show(args: argparse.Namespace, console: Console) -> int:
     exp, _, source = load_experiment(args.file)
-    console.print(settings_table(exp, source))
-    console.print(plan_table(exp))
+    print_plan(exp, source, console)
     return 0

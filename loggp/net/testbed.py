@@ -15,13 +15,17 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
+import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from loggp.errors import LoggpError, UsageError
+from loggp.errors import LoggpError, UsageError, one_line
 from loggp.net import netns
 from loggp.net.wirectl import WireControl, WireControlError, wire_request
 from loggp.run.proc import failure_line
@@ -45,6 +49,12 @@ class TestbedError(LoggpError):
     """The testbed cannot be brought up, used or removed; the message says why."""
 
     __test__ = False  # not a pytest test class
+
+
+class TestbedInterrupted(TestbedError):
+    """Ctrl-C during up, after up had removed what it had made."""
+
+    exit_code = 130  # as the shell's 128 + SIGINT
 
 
 def state_dir() -> Path:
@@ -302,9 +312,9 @@ def up(prefix: str, n: int, knob_args: list[str], metrics: str | None) -> State:
     check_prefix(prefix)
     _check_up_allowed(prefix, n)
     state = State(prefix=prefix, hosts=n, metrics=metrics or "", **own_files(prefix))
-    state.save()
     proc: subprocess.Popen[bytes] | None = None
     try:
+        state.save()
         for i in range(n):
             ns, root_if = host_ns(prefix, i), wire_if(prefix, i)
             # Recorded before it is made: _check_up_allowed has just seen the names
@@ -334,13 +344,45 @@ def up(prefix: str, n: int, knob_args: list[str], metrics: str | None) -> State:
         _check_connectivity(state)
         state.ready = True
         state.save()
-    except BaseException:
-        if proc is not None and state.wire is None:
-            proc.kill()  # started, not yet recorded: down would not know it
-            proc.wait()
-        down(prefix, keep_log=True)  # the error names the log
+    except BaseException as e:
+        _undo_up(prefix, proc if state.wire is None else None, e)
+        if isinstance(e, KeyboardInterrupt):
+            raise TestbedInterrupted(
+                f"interrupted: testbed '{prefix}' was not brought up; removed what up had made"
+            ) from None
         raise
     return state
+
+
+def _undo_up(prefix: str, unrecorded: subprocess.Popen[bytes] | None, why: BaseException) -> None:
+    """Removes what a failed or interrupted up made, with Ctrl-C ignored meanwhile (by
+    the `ip` commands too, which inherit that), so a second Ctrl-C cannot leave half a
+    testbed; if removing fails, the error says what to run.  The wire's log is kept for
+    a failure, whose error names it, not after Ctrl-C."""
+    with _sigint_ignored():
+        if unrecorded is not None:
+            unrecorded.kill()  # started, not yet recorded: down would not know it
+            unrecorded.wait()
+        try:
+            down(prefix, keep_log=not isinstance(why, KeyboardInterrupt))
+        except Exception as e:
+            raise TestbedError(
+                f"testbed up failed ({one_line(why)}) and removing what it made failed too "
+                f"({one_line(e)}): remove the rest with loggp testbed down --prefix {prefix}"
+            ) from None
+
+
+@contextmanager
+def _sigint_ignored() -> Iterator[None]:
+    """SIGINT ignored inside (only the main thread can change it; elsewhere a no-op)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, old)
 
 
 def down(prefix: str, keep_log: bool = False) -> list[str]:

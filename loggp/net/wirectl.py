@@ -65,7 +65,10 @@ class WireControl:
         assert self._sock is not None, "use WireControl as a context manager"
         what = f"loggp-wire (control socket {self.path})"
         try:
-            self._sock.sendall(json.dumps(req).encode() + b"\n")
+            try:
+                self._sock.sendall(json.dumps(req).encode() + b"\n")
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # a wire that turned us away wrote why before closing: read it
             while b"\n" not in self._buf:
                 chunk = self._sock.recv(65536)
                 if not chunk:
@@ -87,7 +90,10 @@ class WireControl:
         if not isinstance(resp, dict):
             raise WireControlError(f"{what} sent a response that is not a JSON object")
         if resp.get("ok") is not True:
-            raise WireControlError(f"loggp-wire refused '{req.get('cmd')}': {resp.get('error')}")
+            raise WireControlError(
+                f"loggp-wire refused '{req.get('cmd')}': {resp.get('error')} "
+                f"(control socket {self.path})"
+            )
         return resp
 
 

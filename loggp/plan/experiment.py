@@ -36,10 +36,11 @@ from pydantic import (
 from loggp.errors import LoggpError
 from loggp.plan.knobs import Knob, KnobSet, conflict, parse_knob
 from loggp.plan.placeholders import INSTANCE_NAMES, POINT_NAMES, names_in, service_ref
-from loggp.plan.yamlpos import Located, Path_, load_located
+from loggp.plan.yamlpos import Located, Path_, decode_text, load_located
 
 SCHEMA_VERSION = 1
 DEFAULT_SUITE = "default.yaml"
+MAX_FILE_BYTES = 1 << 20  # an experiment is a few hundred bytes; /dev/zero is endless
 
 _DURATION_RE = re.compile(r"([0-9]+(?:\.[0-9]+)?) ?(ms|s|min|h)")
 _DURATION_SCALE = {"ms": 1e-3, "s": 1.0, "min": 60.0, "h": 3600.0}
@@ -491,9 +492,16 @@ def load_experiment(path: Path | None) -> tuple[Experiment, str, str]:
         text = resources.files("loggp.suites").joinpath(DEFAULT_SUITE).read_text()
         source = f"<built-in {DEFAULT_SUITE}>"
     else:
+        source = str(path)
         try:
-            text = path.read_text()
+            with path.open("rb") as f:
+                data = f.read(MAX_FILE_BYTES + 1)
         except OSError as e:
             raise ExperimentError(f"{path}: cannot read: {e.strerror}") from None
-        source = str(path)
+        if len(data) > MAX_FILE_BYTES:
+            raise ExperimentError(
+                f"{path}: larger than {MAX_FILE_BYTES >> 20} MiB: expected an experiment file "
+                f"of at most {MAX_FILE_BYTES >> 20} MiB (is it the right file?)"
+            )
+        text = decode_text(data, source)
     return parse_experiment(text, source), text, source

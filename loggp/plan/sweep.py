@@ -14,8 +14,18 @@ import math
 from dataclasses import dataclass
 from decimal import Decimal
 
+from loggp.errors import LoggpError
 from loggp.plan.experiment import Experiment, Range, Workload
 from loggp.plan.knobs import FS_PER_S, Knob, KnobSet, in_report_unit, parse_knob
+
+# Points one experiment may plan (docs/experiments.md): a day of one-second points.
+MAX_POINTS = 100_000
+
+
+class PlanTooLargeError(LoggpError):
+    """The plan would have more than MAX_POINTS points."""
+
+    exit_code = 2
 
 
 @dataclass(frozen=True)
@@ -129,9 +139,26 @@ def _settings(exp: Experiment) -> list[tuple[str, float | None, KnobSet]]:
     return out
 
 
+def check_plan_size(exp: Experiment) -> None:
+    """PlanTooLargeError if exp's plan has more than MAX_POINTS points, counted from the
+    sizes of its lists, never by expanding them."""
+    sizes = [len(v) for v in knob_values(exp).values()]
+    grid = exp.sweep.mode == "grid" and sizes
+    settings = math.prod(sizes) if grid else 1 + sum(sizes)
+    count = settings * len(exp.workloads) * exp.repeats
+    if count > MAX_POINTS:
+        shape = " × ".join(map(str, sizes)) if grid else " + ".join(map(str, [1, *sizes]))
+        raise PlanTooLargeError(
+            f"experiment '{exp.name}' plans {count} points ({shape} settings × "
+            f"{len(exp.workloads)} workloads × {exp.repeats} repeats), more than the cap of "
+            f"{MAX_POINTS} points per experiment: sweep fewer values or split the experiment"
+        )
+
+
 def expand(exp: Experiment) -> list[Point]:
     """The whole plan in run order: repeats outermost, so an interrupted run has every
     setting at least once before any is repeated."""
+    check_plan_size(exp)
     settings = _settings(exp)
     points: list[Point] = []
     for repeat in range(exp.repeats):

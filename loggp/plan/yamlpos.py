@@ -3,6 +3,10 @@
 Validation errors must point at file:line and the key, so the document is composed into
 PyYAML's node tree (which carries marks) and converted to plain Python values alongside a
 map from each value's path, e.g. ("workloads", 0, "ranks"), to its 1-based line.
+
+Hostile files get one line too: text that is not UTF-8 (the byte, its offset and line),
+aliases that would expand past MAX_ALIAS_VALUES values ("billion laughs") or refer to
+themselves, and nesting deeper than MAX_DEPTH levels.
 """
 
 from __future__ import annotations
@@ -15,6 +19,11 @@ import yaml
 from loggp.errors import LoggpError
 
 Path_ = tuple[str | int, ...]
+
+# Values that aliases (*name) may add to a document; an experiment needs a handful.
+MAX_ALIAS_VALUES = 10_000
+# Levels of nesting a document may have; an experiment has five.
+MAX_DEPTH = 50
 
 
 class YamlError(LoggpError):
@@ -44,31 +53,80 @@ def _scalar(node: yaml.Node) -> Any:
     return yaml.constructor.SafeConstructor().construct_object(node, deep=True)
 
 
-def _convert(node: yaml.Node, path: Path_, lines: dict[Path_, int], source: str) -> Any:
-    lines[path] = node.start_mark.line + 1
-    if isinstance(node, yaml.MappingNode):
-        out: dict[str, Any] = {}
-        for key_node, value_node in node.value:
-            key = _scalar(key_node)
-            if not isinstance(key, str):
-                raise YamlError(
-                    f"{source}:{key_node.start_mark.line + 1}: keys must be text, not {key!r}"
+def decode_text(data: bytes, source: str) -> str:
+    """UTF-8 text, or a YamlError naming the first bad byte, its offset and its line."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        raise YamlError(
+            f"{source}:{line}: not UTF-8 text: byte 0x{data[e.start]:02x} at offset {e.start} "
+            "(save the file as UTF-8)"
+        ) from None
+
+
+@dataclass
+class _Converter:
+    """Node tree to values; counts what aliases add and refuses cycles and depth."""
+
+    source: str
+    lines: dict[Path_, int] = field(default_factory=dict)
+    seen: set[int] = field(default_factory=set)  # nodes converted once: anchors
+    open_: set[int] = field(default_factory=set)  # nodes being converted: ancestors
+    aliased: int = 0  # values made again by aliases
+    in_alias: int = 0  # depth inside an alias being expanded
+
+    def fail(self, node: yaml.Node, msg: str) -> YamlError:
+        return YamlError(f"{self.source}:{node.start_mark.line + 1}: {msg}")
+
+    def convert(self, node: yaml.Node, path: Path_) -> Any:
+        if len(path) > MAX_DEPTH:
+            raise self.fail(node, f"nested deeper than {MAX_DEPTH} levels")
+        if id(node) in self.open_:
+            raise self.fail(node, "an alias refers to the value that holds it (a cycle)")
+        again = id(node) in self.seen
+        self.seen.add(id(node))
+        self.in_alias += again
+        if self.in_alias:
+            self.aliased += 1
+            if self.aliased > MAX_ALIAS_VALUES:
+                raise self.fail(
+                    node,
+                    f"aliases expand to more than {MAX_ALIAS_VALUES} values (the cap on "
+                    "alias expansion): write the values out, or use fewer aliases",
                 )
-            if key in out:
-                raise YamlError(f"{source}:{key_node.start_mark.line + 1}: duplicate key '{key}'")
-            sub = (*path, key)
-            out[key] = _convert(value_node, sub, lines, source)
-            lines[sub] = key_node.start_mark.line + 1
-        return out
-    if isinstance(node, yaml.SequenceNode):
-        return [_convert(item, (*path, i), lines, source) for i, item in enumerate(node.value)]
-    return _scalar(node)
+        self.open_.add(id(node))
+        try:
+            return self._value(node, path)
+        finally:
+            self.open_.discard(id(node))
+            self.in_alias -= again
+
+    def _value(self, node: yaml.Node, path: Path_) -> Any:
+        self.lines[path] = node.start_mark.line + 1
+        if isinstance(node, yaml.MappingNode):
+            out: dict[str, Any] = {}
+            for key_node, value_node in node.value:
+                key = _scalar(key_node)
+                if not isinstance(key, str):
+                    raise self.fail(key_node, f"keys must be text, not {key!r}")
+                if key in out:
+                    raise self.fail(key_node, f"duplicate key '{key}'")
+                sub = (*path, key)
+                out[key] = self.convert(value_node, sub)
+                self.lines[sub] = key_node.start_mark.line + 1
+            return out
+        if isinstance(node, yaml.SequenceNode):
+            return [self.convert(item, (*path, i)) for i, item in enumerate(node.value)]
+        return _scalar(node)
 
 
 def load_located(text: str, source: str) -> Located:
     """Parse text (named source in messages) into a Located mapping; YamlError otherwise."""
     try:
         node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except RecursionError:
+        raise YamlError(f"{source}: nested deeper than {MAX_DEPTH} levels") from None
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f"{source}:{mark.line + 1}" if mark is not None else source
@@ -80,6 +138,6 @@ def load_located(text: str, source: str) -> Located:
         raise YamlError(
             f"{source}:{node.start_mark.line + 1}: expected a mapping of keys at the top"
         )
-    lines: dict[Path_, int] = {}
-    data = _convert(node, (), lines, source)
-    return Located(data, lines)
+    converter = _Converter(source)
+    data = converter.convert(node, ())
+    return Located(data, converter.lines)

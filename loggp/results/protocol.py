@@ -4,7 +4,8 @@ This module owns the result protocol (docs/results.md): the last stdout line tha
 object with the key "loggp_result".  The runner finds it with `result_line` and stores it
 (column `result`); readers of a stored result take its numbers through `result_metric` and
 `MsgCounts`, which keep only finite numbers (non-negative whole counts for `msgs`) and read
-anything else as absent.
+anything else as absent.  `result_problem` holds a line to the protocol's types before the
+runner believes it: the first key that breaks them, named with what is expected.
 """
 
 from __future__ import annotations
@@ -17,6 +18,10 @@ from typing import Any
 
 PROTOCOL_VERSION = 1
 RESULT_KEY = "loggp_result"
+# The counts of `msgs` besides per_rank (docs/results.md), each a MsgCounts field.
+MSG_COUNTS = (
+    "total", "bytes", "critical_path", "critical_bytes", "critical_sends", "critical_recvs",
+)  # fmt: skip
 
 
 def result_line(stdout: str) -> dict[str, Any] | None:
@@ -25,18 +30,93 @@ def result_line(stdout: str) -> dict[str, Any] | None:
         line = line.strip()
         if not line.startswith("{"):
             continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError:
-            continue
+        obj = _json(line)
         if isinstance(obj, dict) and RESULT_KEY in obj:
             return obj
     return None
 
 
+def _json(line: str) -> Any:
+    """A line's JSON value, or None where Python cannot hold it (not JSON, an integer of
+    thousands of digits, nesting past the interpreter's recursion limit)."""
+    try:
+        return json.loads(line)
+    except (ValueError, RecursionError):  # JSONDecodeError is a ValueError
+        return None
+
+
 def is_number(v: Any) -> bool:
     """A finite int or float (a JSON true/false is not a number)."""
-    return not isinstance(v, bool) and isinstance(v, int | float) and math.isfinite(v)
+    if isinstance(v, bool) or not isinstance(v, int | float):
+        return False
+    try:
+        return math.isfinite(v)
+    except OverflowError:  # an int too large for a float
+        return False
+
+
+def _shown(v: Any) -> str:
+    """A value as JSON for a message, cut short."""
+    text = json.dumps(v)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _is_count(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and v >= 0
+
+
+def _is_time_or_rate(name: str) -> bool:
+    """Metrics named as times (_s, _us) or rates (_per_s): none can be negative."""
+    return name.endswith(("_s", "_us"))
+
+
+def result_problem(result: dict[str, Any]) -> str | None:
+    """What breaks the protocol (docs/results.md) in a result object, or None: every key
+    without "(optional)" present, booleans JSON true/false, metrics finite numbers (times
+    and rates not negative), counts non-negative whole numbers."""
+
+    def wrong(key: str, expected: str) -> str:
+        if key not in result:
+            return f"key '{key}': missing (expected {expected})"
+        return f"key '{key}': expected {expected}, got {_shown(result[key])}"
+
+    version = result.get(RESULT_KEY)
+    if type(version) is not int or version != PROTOCOL_VERSION:  # not true, not 1.0
+        return wrong(RESULT_KEY, f"{PROTOCOL_VERSION} (the protocol version)")
+    if not isinstance(result.get("workload"), str):
+        return wrong("workload", "a string (the program's name)")
+    if not isinstance(result.get("valid"), bool):
+        return wrong("valid", "true or false")
+    ranks = result.get("ranks")
+    if not _is_count(ranks) or ranks == 0:
+        return wrong("ranks", "a whole number above 0")
+    metrics = result.get("metrics")
+    if not isinstance(metrics, dict):
+        return wrong("metrics", "an object of numbers")
+    for name, v in metrics.items():
+        if not is_number(v):
+            return f"key 'metrics.{name}': expected a finite number, got {_shown(v)}"
+        if v < 0 and _is_time_or_rate(name):
+            return f"key 'metrics.{name}': expected a time or rate of 0 or more, got {_shown(v)}"
+    return _msgs_problem(result.get("msgs", {}))
+
+
+def _msgs_problem(msgs: Any) -> str | None:
+    if not isinstance(msgs, dict):
+        return f"key 'msgs': expected an object of counts, got {_shown(msgs)}"
+    for name, v in msgs.items():
+        if name == "per_rank":
+            if not isinstance(v, list):
+                return f"key 'msgs.per_rank': expected a list of whole numbers, got {_shown(v)}"
+            for i, n in enumerate(v):
+                if not _is_count(n):
+                    return (
+                        f"key 'msgs.per_rank[{i}]': expected a whole number of 0 or more, "
+                        f"got {_shown(n)}"
+                    )
+        elif name in MSG_COUNTS and not _is_count(v):
+            return f"key 'msgs.{name}': expected a whole number of 0 or more, got {_shown(v)}"
+    return None
 
 
 def result_metric(result: dict[str, Any], name: str) -> float | None:
@@ -84,14 +164,7 @@ class MsgCounts:
         msgs = result.get("msgs")
         if not isinstance(msgs, dict):
             return cls()
-        return cls(
-            total=_count(msgs.get("total")),
-            bytes=_count(msgs.get("bytes")),
-            critical_path=_count(msgs.get("critical_path")),
-            critical_bytes=_count(msgs.get("critical_bytes")),
-            critical_sends=_count(msgs.get("critical_sends")),
-            critical_recvs=_count(msgs.get("critical_recvs")),
-        )
+        return cls(**{name: _count(msgs.get(name)) for name in MSG_COUNTS})
 
 
 def shim_stats(path: Path, offset: int = 0) -> list[dict[str, Any]]:
@@ -103,10 +176,7 @@ def shim_stats(path: Path, offset: int = 0) -> list[dict[str, Any]]:
         return []
     out: list[dict[str, Any]] = []
     for line in text.splitlines():
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError:
-            continue
+        obj = _json(line)
         if isinstance(obj, dict):
             out.append(obj)
     return out

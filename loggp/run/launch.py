@@ -32,6 +32,7 @@ from loggp.plan.experiment import Experiment, Workload
 from loggp.plan.knobs import KnobSet, check_env
 from loggp.plan.placeholders import substitute
 from loggp.run.ompi import shim_mca_args
+from loggp.run.provider import check_provider
 from loggp.run.shim import REPO_ROOT, build_dir, process_env
 
 
@@ -208,6 +209,8 @@ def preflight(exp: Experiment, exp_dir: Path | None) -> None:
     """Fails before anything runs if a point could not be launched here."""
     check_env(os.environ)  # a LOGGP_* typo would make every point refuse to run
     _check_supported(exp)
+    if any(w.kind == "mpi" for w in exp.workloads):  # MPI's mtl ofi opens the provider
+        check_provider(exp.emulator.provider, "emulator.provider")
     for w in exp.workloads:
         find_program(w.program, exp_dir)
     for svc in exp.services:

@@ -36,7 +36,7 @@ from loggp.metrics.prometheus import PrometheusServer, find_node_exporter, find_
 from loggp.plan.experiment import Experiment
 from loggp.plan.sweep import Point, expand
 from loggp.results.judge import LateSummary, degraded_reason, injected_delay_ns, lateness
-from loggp.results.protocol import messages_check, result_line, shim_stats
+from loggp.results.protocol import messages_check, result_line, result_problem, shim_stats
 from loggp.results.rundir import RunRecord, plan_entry, write_run
 from loggp.results.store import STATUS_DEGRADED, STATUS_OK, PointRecord, Store
 from loggp.run.launch import Launch, point_launch
@@ -125,6 +125,11 @@ def _outcome(
             with (point_dir / "stderr").open("a") as f:
                 f.write("loggp: the workload printed no result line (docs/results.md)\n")
         return "failed", None, result
+    problem = result_problem(result)
+    if problem is not None:
+        with (point_dir / "stderr").open("a") as f:
+            f.write(f"loggp: invalid result line: {problem} (docs/results.md)\n")
+        return "invalid", None, result
     if result.get("valid") is False:
         return "invalid", None, result
     value = result.get("metrics", {}).get(p.workload.metric)

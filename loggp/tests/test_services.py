@@ -23,7 +23,8 @@ SERVICE = Path(__file__).with_name("fake_service.py")
 
 # A workload that reports its arguments as its result's extra field.
 WORKLOAD = """import json, sys
-result = {"loggp_result": 1, "valid": True, "metrics": {"time_s": 1.0}}
+result = {"loggp_result": 1, "workload": "args", "valid": True, "ranks": 1,
+          "metrics": {"time_s": 1.0}}
 print(json.dumps({**result, "args": sys.argv[1:]}))
 """
 

@@ -302,6 +302,66 @@ static void set_timeout(int fd)
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 }
 
+static int ctl_connect(const struct sockaddr_un *su)
+{
+	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+
+	set_timeout(fd);
+	if (connect(fd, (const struct sockaddr *)su, sizeof(*su))) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* One get on fd: the server has accepted it and counts it active now. */
+static int ctl_get(int fd)
+{
+	static const char get[] = "{\"cmd\":\"get\"}\n";
+	char line[4096];
+
+	/* a closed connection fails the check, not the test program */
+	return send(fd, get, sizeof(get) - 1, MSG_NOSIGNAL) ==
+		       (ssize_t)(sizeof(get) - 1) &&
+	       !read_line(fd, line, sizeof(line)) &&
+	       strstr(line, "\"ok\":true") != NULL;
+}
+
+/*
+ * 32 control connections fill the slots: a 33rd is refused while they are
+ * busy; once one has idled for 2 s it is closed, told why, and the new
+ * client gets its slot.
+ */
+static void test_idle_control_evicted(const struct sockaddr_un *su)
+{
+	struct timespec idle = { 2, 200000000 };
+	char line[4096];
+	int fds[32], fd, i, ok = 1;
+
+	for (i = 0; i < 32; i++) {
+		fds[i] = ctl_connect(su);
+		ok &= fds[i] >= 0 && ctl_get(fds[i]);
+	}
+	CHECK(ok);
+	fd = ctl_connect(su);
+	CHECK(fd >= 0 && !read_line(fd, line, sizeof(line)));
+	CHECK(strstr(line, "too many control connections (32 open)") != NULL);
+	close(fd);
+
+	nanosleep(&idle, NULL);	/* the stimulus: fds[0] idle past 2 s */
+	for (i = 1; i < 32; i++)
+		ok &= ctl_get(fds[i]);
+	CHECK(ok);
+	fd = ctl_connect(su);
+	CHECK(fd >= 0 && ctl_get(fd));
+	CHECK_EQ_INT(read_line(fds[0], line, sizeof(line)), 0);
+	CHECK(strstr(line, "closed after 2 s idle") != NULL);
+	CHECK(read(fds[0], line, 1) == 0);
+	close(fd);
+	for (i = 0; i < 32; i++)
+		close(fds[i]);
+}
+
 static void test_server(void)
 {
 	struct sockaddr_un su = { .sun_family = AF_UNIX };
@@ -361,6 +421,7 @@ static void test_server(void)
 			     -EADDRINUSE);
 		CHECK(strstr(err, "in use") != NULL);
 	}
+	test_idle_control_evicted(&su);
 
 	fd = socket(AF_INET, SOCK_STREAM, 0);
 	set_timeout(fd);
