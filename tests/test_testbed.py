@@ -16,9 +16,10 @@ import pytest
 from conftest import BUILD
 from netns_util import loggp, running_testbed, skip_without_netns, snapshot, unique_prefix
 
-from loggp.net import netmeasure, netns
+from loggp.net import netmeasure
 from loggp.results.reader import read_points
 from loggp.results.store import MEASURED, STORE_FILE
+from loggp.run.proctree import Identity
 
 pytestmark = [pytest.mark.integration, pytest.mark.needs_root]
 
@@ -41,15 +42,15 @@ def test_up_down_leaves_nothing_behind() -> None:
         assert [h["address"] for h in st["hosts"]] == ["10.231.0.1", "10.231.0.2", "10.231.0.3"]
         assert len(st["ports"]) == 3 and len(st["stats"]) == 3
         pid = st["wire"]["pid"]
-        start = netns.proc_start_time(pid)
-        assert start is not None
+        wire = Identity.of(pid)
+        assert wire is not None
         again = loggp("testbed", "up", "2", "--prefix", tb.prefix)
         assert again.returncode == 1 and f"a testbed '{tb.prefix}' exists" in again.stderr
         assert netmeasure.ping(tb.ns(2), tb.addr(1), 3, 0.05).lost == 0
     assert snapshot() == before
     assert not list(state.parent.glob(f"testbed-{tb.prefix}[.-]*"))  # state, socket, log
     assert not Path(f"/var/run/dpdk/loggp-{tb.prefix}").exists()
-    assert not netns.alive(pid, start)
+    assert not wire.running()
     res = loggp("testbed", "down", "--prefix", tb.prefix)
     assert res.returncode == 0 and "nothing to remove" in res.stdout
 

@@ -31,6 +31,7 @@ from loggp.bench.doc import machine, write_section
 from loggp.errors import LoggpError
 from loggp.net import netmeasure, netns, testbed
 from loggp.net.wirectl import wire_request
+from loggp.run.proctree import stop
 
 NAME = "wire"
 SUMMARY = "loggp-wire's latency and bandwidth accuracy, forwarding rate (root, 2-host testbed)"
@@ -97,7 +98,7 @@ def testpmd_rate(st: testbed.State, seconds: float) -> dict[str, Any]:
     """Stops the testbed's wire and forwards the same two veths with dpdk-testpmd."""
     exe = netns.tool("dpdk-testpmd", "dpdk-dev")
     assert st.wire is not None
-    netns.stop(st.wire.pid, st.wire.start_time, testbed.STOP_TIMEOUT_S)
+    stop(st.wire, testbed.STOP_TIMEOUT_S)
     log = Path(st.log).with_name(f"testbed-{st.prefix}-testpmd.log")
     argv = [
         exe, "-l", "0,1", "--no-huge", "--no-pci", "-m", "512", f"--file-prefix=bench-{st.prefix}",

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from rich.console import Console
 
+from loggp.cli.options import positive
 from loggp.cli.report import report
 from loggp.cli.show import print_plan
 from loggp.errors import LoggpError
@@ -22,6 +23,7 @@ from loggp.results.rundir import (
     stored_experiment,
 )
 from loggp.run.launch import preflight
+from loggp.run.runlock import RunLock
 from loggp.run.runner import RunOptions, new_record, run_plan
 from loggp.run.shim import shim_library
 
@@ -68,6 +70,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "(default: on when the prometheus binary is installed)",
     )
     p.add_argument("--no-report", action="store_true", help="do not write the report")
+    p.add_argument(
+        "--wait-lock",
+        type=positive,
+        metavar="SECONDS",
+        help="if another loggp run is running on this machine, wait up to SECONDS for it to "
+        "end (default: refuse at once; runs at once would measure each other)",
+    )
 
 
 def _resume(args: argparse.Namespace) -> tuple[Experiment, RunRecord, Path, Path | None]:
@@ -90,21 +99,31 @@ def _resume(args: argparse.Namespace) -> tuple[Experiment, RunRecord, Path, Path
 
 
 def cmd_run(args: argparse.Namespace, console: Console) -> int:
+    if args.dry_run and not args.resume:
+        exp, _, source = load_experiment(args.file)
+        print_plan(exp, source, console)  # a plan too large is refused first
+        return 0
+    lock = RunLock(args.wait_lock)
+    try:
+        return _run(args, console, lock)
+    finally:
+        lock.release()
+
+
+def _run(args: argparse.Namespace, console: Console, lock: RunLock) -> int:
     if args.resume:
         exp, rec, run_dir, exp_dir = _resume(args)
     else:
         exp, text, source = load_experiment(args.file)
         check_plan_size(exp)  # before the run directory is made
         exp_dir = args.file.resolve().parent if args.file else None
-        if args.dry_run:
-            print_plan(exp, source, console)
-            return 0
     preflight(exp, exp_dir)
     if exp.emulator.shim == "fabric":
         shim_library()
     if not args.resume:
         run_dir = new_run_dir(exp, args.out)
         rec = new_record(exp, text, source, expand(exp))
+    lock.describe(run_dir)
     console.print(f"run directory: {run_dir}")
     summary = run_plan(
         exp,

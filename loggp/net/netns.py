@@ -1,4 +1,4 @@
-"""Network namespaces, veth pairs and processes, through iproute2, ethtool and /proc.
+"""Network namespaces, veth pairs and the processes in them, through iproute2 and ethtool.
 
 Each function does one system change and raises NetnsError naming the command and its
 error on failure; the testbed (loggp/net/testbed.py) records every change in its state file
@@ -7,11 +7,8 @@ before or right after making it.  Root is needed for all changes.
 
 from __future__ import annotations
 
-import os
 import shutil
-import signal
 import subprocess
-import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -71,6 +68,13 @@ def ns_add(ns: str) -> None:
     run([ip, "-n", ns, "link", "set", "lo", "up"], f"bringing up lo in {ns}")
 
 
+def ns_pids(ns: str) -> list[int]:
+    """The processes whose network namespace is ns (ip netns pids; zombies are not among
+    them)."""
+    out = run([tool("ip", "iproute2"), "netns", "pids", ns], f"listing the processes in {ns}")
+    return [int(p) for p in out.split()]
+
+
 def ns_del(ns: str) -> None:
     run([tool("ip", "iproute2"), "netns", "del", ns], f"removing namespace {ns}")
 
@@ -108,48 +112,3 @@ def ns_if_setup(ns: str, name: str, address: str, mtu: int) -> None:
     run([*exec_, tool("ethtool", "ethtool"), "-K", name, *OFFLOADS], f"offloads in {ns}")
     run([ip, "-n", ns, "addr", "add", address, "dev", name], f"addressing {name} in {ns}")
     run([ip, "-n", ns, "link", "set", name, "up"], f"bringing up {name} in {ns}")
-
-
-def proc_start_time(pid: int) -> int | None:
-    """The start time of pid in clock ticks since boot (field 22 of /proc/PID/stat), or
-    None if there is no such process: with the pid it names one process for good."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    return int(stat.rsplit(")", 1)[1].split()[19])
-
-
-def alive(pid: int, start_time: int) -> bool:
-    """pid still runs and is the process that started at start_time (not a recycled pid)."""
-    st = proc_start_time(pid)
-    if st != start_time:
-        return False
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
-
-
-def stop(pid: int, start_time: int, timeout: float) -> str:
-    """SIGTERM, then SIGKILL after timeout, to pid if it is still the process that started
-    at start_time; what happened: "not running", "stopped" or "killed"."""
-    if not alive(pid, start_time):
-        return "not running"
-    try:
-        os.kill(pid, signal.SIGTERM)
-    except ProcessLookupError:
-        return "stopped"  # it exited between the check and the signal
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if not alive(pid, start_time):
-            return "stopped"
-        time.sleep(0.05)
-    try:
-        os.kill(pid, signal.SIGKILL)
-    except ProcessLookupError:
-        return "stopped"
-    while alive(pid, start_time) and time.monotonic() < deadline + 5:
-        time.sleep(0.05)
-    return "killed"

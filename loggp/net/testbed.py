@@ -6,7 +6,9 @@
 Crash safety: the state file /run/loggp/testbed-<prefix>.json is written before anything
 is created and rewritten after each namespace, interface and process is made, so `down`
 removes exactly what was created, even after `up` died halfway, and never anything else.
-The wire is identified by its pid and start time, so a recycled pid is never signalled.
+The wire is identified by its pid, start time and command line, so a recycled pid is never
+signalled.  Every process still inside a host's namespace (a rank, an orted, anything
+started there) is ended before the namespace is removed.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from loggp.errors import LoggpError, UsageError, one_line
 from loggp.net import netns
 from loggp.net.wirectl import WireControl, WireControlError, wire_request
 from loggp.run.proc import failure_line
+from loggp.run.proctree import Identity, end_tree, proc_start_time, stop, wait_gone
 from loggp.run.shim import build_dir
 
 STATE_VERSION = 1
@@ -112,11 +115,7 @@ def wire_binary() -> Path:
     return exe
 
 
-@dataclass
-class WireProc:
-    pid: int
-    start_time: int
-    argv: list[str]
+WireProc = Identity  # the wire's process, as up started it
 
 
 @dataclass
@@ -194,7 +193,7 @@ class State:
         return [host_ns(self.prefix, i) for i in range(self.hosts)]
 
     def wire_alive(self) -> bool:
-        return self.wire is not None and netns.alive(self.wire.pid, self.wire.start_time)
+        return self.wire is not None and self.wire.running()
 
 
 def require(prefix: str) -> State:
@@ -336,7 +335,7 @@ def up(prefix: str, n: int, knob_args: list[str], metrics: str | None) -> State:
                 argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
                 start_new_session=True,
             )  # fmt: skip
-        start = netns.proc_start_time(proc.pid)
+        start = proc_start_time(proc.pid)
         state.wire = WireProc(proc.pid, start if start is not None else -1, argv)
         state.save()
         _wait_ready(proc, log, n)
@@ -394,10 +393,14 @@ def down(prefix: str, keep_log: bool = False) -> list[str]:
         return []
     done: list[str] = []
     if state.wire is not None:
-        how = netns.stop(state.wire.pid, state.wire.start_time, STOP_TIMEOUT_S)
+        how = stop(state.wire, STOP_TIMEOUT_S)
         done.append(f"loggp-wire pid {state.wire.pid} ({how})")
         state.wire = None
         state.save()
+    present = netns.namespaces()
+    for ns in state.namespaces:
+        if ns in present:
+            done += _end_processes(ns)
     present = netns.links()
     for name in list(state.interfaces):
         if name in present:
@@ -422,6 +425,22 @@ def down(prefix: str, keep_log: bool = False) -> list[str]:
         done.append(f"DPDK runtime files {state.runtime_dir}")
     state.path.unlink()
     return done
+
+
+def _end_processes(ns: str) -> list[str]:
+    """Ends every process in namespace ns with its tree (a host's orted and ranks, or
+    anything else started there), and waits until they are gone."""
+    ended: set[int] = set()
+    for pid in netns.ns_pids(ns):
+        ended |= end_tree(pid)
+    wait_gone(ended, STOP_TIMEOUT_S)
+    left = netns.ns_pids(ns)
+    if left:
+        raise TestbedError(
+            f"processes {', '.join(map(str, left))} in {ns} did not end within "
+            f"{STOP_TIMEOUT_S:g} s after SIGKILL"
+        )
+    return [f"{len(ended)} processes in {ns}"] if ended else []
 
 
 def status(prefix: str) -> dict[str, Any]:

@@ -1,25 +1,32 @@
 """Running subprocesses with deadlines that name what did not answer.
 
-Processes run in their own session so that a timeout kills the whole process group (a
-wrapped command's children included), and output goes to files, not pipes, so a chatty
-process can never block on a full pipe while we wait for its partner.
+Background processes run beneath a keeper (loggp/run/keeper.py) in a session of their own:
+the keeper ends their whole tree when they exit, when they are ended (a timeout) and when
+this process dies, however.  Output goes to files, not pipes, so a chatty process can never
+block on a full pipe while we wait for its partner.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import shutil
 import signal
 import subprocess
+import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 from loggp.errors import CommandNotFoundError, ToolFailedError, ToolTimeoutError
+from loggp.run.proctree import end_tree
 
 _TAIL_BYTES = 4096
 _LOGFMT_ERROR = re.compile(r"\blevel=(error|fatal)\b")
+_END_TIMEOUT_S = 10.0
+_records: Path | None = None  # where keepers record their processes (recording())
 
 
 def exit_status(returncode: int) -> int:
@@ -45,14 +52,40 @@ def failure_line(path: Path) -> str:
     return (errors or lines or [""])[-1]
 
 
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+@contextmanager
+def recording(records: Path) -> Iterator[None]:
+    """Keepers started within record their processes in records (loggp/run/proctree.py),
+    so that a later command can end them if this one dies with them."""
+    global _records
+    old, _records = _records, records
+    try:
+        yield
+    finally:
+        _records = old
+
+
+def kept(argv: Sequence[str], grace: float = 0.0) -> list[str]:
+    """argv beneath a keeper whose runner is this process; grace is the time argv gets
+    between SIGTERM and SIGKILL when it is ended.  Start it from the main thread: the
+    keeper ends argv when the thread that started it exits."""
+    keeper = [sys.executable, "-m", "loggp.run.keeper", "--parent", str(os.getpid())]
+    keeper += ["--grace", f"{grace:g}"]
+    if _records is not None:
+        keeper += ["--record", str(_records)]
+    return [*keeper, "--", *argv]
+
+
+def end(proc: subprocess.Popen[bytes], timeout: float = _END_TIMEOUT_S) -> None:
+    """Ends a kept process with its whole tree: SIGTERM to its keeper, which ends the tree;
+    if the keeper has not exited within its grace and timeout, SIGKILL to the tree."""
     if proc.poll() is not None:
         return
+    proc.terminate()
     try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
-    proc.wait()
+        proc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        end_tree(proc.pid)
+        proc.wait()
 
 
 def run_foreground(
@@ -102,11 +135,18 @@ class Spawned:
     log: Path
 
 
-def spawn(argv: Sequence[str], env: Mapping[str, str], log: Path, name: str) -> Spawned:
+def spawn(
+    argv: Sequence[str], env: Mapping[str, str], log: Path, name: str, grace: float = 10.0
+) -> Spawned:
+    """argv beneath a keeper (kept()), in a session of its own, output to log."""
+    exe = shutil.which(argv[0], path=env.get("PATH"))
+    if exe is None:
+        why = "Permission denied" if Path(argv[0]).exists() else "No such file or directory"
+        raise ToolFailedError(f"{name}: cannot start {argv[0]}: {why}")
     with log.open("wb") as out:
         try:
             proc = subprocess.Popen(
-                list(argv),
+                kept(argv, grace),
                 env=dict(env),
                 stdin=subprocess.DEVNULL,
                 stdout=out,
@@ -158,7 +198,7 @@ def wait_all(procs: Sequence[Spawned], timeout: float) -> None:
                 pass
     finally:
         for p in procs:
-            _kill_group(p.proc)
+            end(p.proc)
 
 
 def run_capture(argv: Sequence[str], timeout: float) -> str | None:

@@ -11,7 +11,6 @@ leaves every finished point stored; --resume continues with the points not yet s
 from __future__ import annotations
 
 import dataclasses
-import os
 import signal
 import subprocess
 import time
@@ -40,6 +39,8 @@ from loggp.results.protocol import messages_check, result_line, result_problem, 
 from loggp.results.rundir import RunRecord, plan_entry, write_run
 from loggp.results.store import STATUS_DEGRADED, STATUS_OK, PointRecord, Store
 from loggp.run.launch import Launch, point_launch
+from loggp.run.proc import end, kept, recording
+from loggp.run.proctree import end_recorded
 from loggp.run.provenance import provenance
 from loggp.run.services import ServiceError, Services
 from loggp.run.shmregion import remove_stale_regions
@@ -48,6 +49,7 @@ from loggp.run.wirerun import WireSession
 _TAIL_LINES = 20
 _FIRST_SCRAPE_S = 20.0
 _LAST_SCRAPE_S = 10.0
+PROCESS_RECORDS = "pids"  # in the run directory: the processes running now (proctree.py)
 
 
 @dataclass(frozen=True)
@@ -90,11 +92,12 @@ def _interrupt(signum: int, frame: object) -> None:
 
 
 def _execute(launch: Launch, point_dir: Path, timeout: float) -> tuple[int | None, bool]:
-    """Runs the point's command in its own process group; (exit status, timed out).
-    Ctrl-C or SIGTERM kills the group before propagating, so no rank outlives the runner."""
+    """Runs the point's command beneath a keeper; (exit status, timed out).  A timeout,
+    Ctrl-C or SIGTERM ends its whole tree (every host's processes under netns) before
+    returning or propagating, and so does the runner's death: no rank outlives the runner."""
     with (point_dir / "stdout").open("wb") as out, (point_dir / "stderr").open("wb") as err:
         proc = subprocess.Popen(
-            launch.argv,
+            kept(launch.argv),
             env=launch.env,
             stdin=subprocess.DEVNULL,
             stdout=out,
@@ -104,12 +107,10 @@ def _execute(launch: Launch, point_dir: Path, timeout: float) -> tuple[int | Non
         try:
             return proc.wait(timeout), False
         except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+            end(proc)
             return None, True
         except BaseException:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+            end(proc)
             raise
 
 
@@ -325,93 +326,100 @@ def run_plan(
     todo = [p for p in plan if p.point_id not in done]
     summary = RunSummary(run_dir, len(plan), len(plan) - len(todo), 0, [], False)
     server: PrometheusServer | None = None
-    # kill (SIGTERM) stops a run like Ctrl-C: the point's processes are killed and every
-    # finished point stays stored for --resume.  (A run started in the background of a
-    # shell has SIGINT ignored, so SIGTERM is how one stops it.)
-    old_term = signal.signal(signal.SIGTERM, _interrupt)
-    try:
-        if opts.wire is not None:
-            opts.wire.save()
-        metrics.start()
-        metrics.plan(exp.name, len(plan))
-        server = _start_prometheus(run_dir, metrics, opts.prometheus, console)
-        if server is not None:
-            rec.prometheus = {"url": server.url, "data": "prometheus/data"}
-            opts = dataclasses.replace(
-                opts,
-                service_targets=server.services_file,
-                node_exporter=server.node_exporter_address,
-            )
-        rec.state = "running"
-        write_run(run_dir, rec)
-        columns = (
-            TextColumn("{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            TextColumn("eta"),
-            TimeRemainingColumn(),
-        )
-        with Progress(*columns, console=console, transient=False) as bar:
-            task = bar.add_task(exp.name, total=len(plan), completed=summary.skipped)
-            warm: tuple[int, str] | None = None
-            for p in todo:
-                if exp.warmup and warm != (p.repeat, p.workload.name):
-                    warm = (p.repeat, p.workload.name)
-                    bar.update(task, description=f"{'warm-up ' + p.point_id:<40.40}")
-                    for _ in range(exp.warmup):
-                        run_point(exp, p, run_dir, opts)  # discarded; its logs overwritten
-                bar.update(task, description=f"{p.point_id:<40.40}")
-                metrics.point_started(p.point_id, p.workload.name, p.sweep_knob)
-                r = run_point(exp, p, run_dir, opts)
-                store.add(r)
-                rec.windows[p.point_id] = [r.started, r.finished]
-                write_run(run_dir, rec)
-                metrics.point_finished(
-                    p.point_id, p.workload.name, p.sweep_knob, p.sweep_value,
-                    r.status, r.value, r.wall_s,
-                )  # fmt: skip
-                metrics.shim_lateness(p.workload.name, r.shim_stats)
-                bar.advance(task)
-                if r.status == STATUS_OK:
-                    summary.ok += 1
-                    continue
-                if r.status == STATUS_DEGRADED:
-                    summary.degraded.append(p.point_id)
-                    bar.console.print(
-                        f"[yellow]point {p.point_id}: degraded[/yellow] ({r.degraded_reason})",
-                        soft_wrap=True,  # the whole reason, never cropped to the width
-                    )
-                    if opts.strict and opts.fail_fast:
-                        break
-                    continue
-                summary.failed.append(p.point_id)
-                first = r.stderr_tail.splitlines()[-1] if r.stderr_tail else "no stderr"
-                bar.console.print(
-                    f"[red]point {p.point_id}: {r.status}[/red] (exit {r.exit_code}): {first} "
-                    f"(logs: {run_dir / 'points' / str(p.seq)})"
+    # Processes of a run that died with its keepers (both SIGKILLed) may still run, and
+    # its Prometheus still hold the TSDB: end those its records still name exactly.
+    records = run_dir / PROCESS_RECORDS
+    ended = end_recorded(records)
+    if ended:
+        console.print(f"ended {ended} processes left by a dead run (records: {records})")
+    with recording(records):
+        # kill (SIGTERM) stops a run like Ctrl-C: the point's processes are killed and every
+        # finished point stays stored for --resume.  (A run started in the background of a
+        # shell has SIGINT ignored, so SIGTERM is how one stops it.)
+        old_term = signal.signal(signal.SIGTERM, _interrupt)
+        try:
+            if opts.wire is not None:
+                opts.wire.save()
+            metrics.start()
+            metrics.plan(exp.name, len(plan))
+            server = _start_prometheus(run_dir, metrics, opts.prometheus, console)
+            if server is not None:
+                rec.prometheus = {"url": server.url, "data": "prometheus/data"}
+                opts = dataclasses.replace(
+                    opts,
+                    service_targets=server.services_file,
+                    node_exporter=server.node_exporter_address,
                 )
-                if opts.fail_fast:
-                    break
-        if summary.failed or (opts.strict and summary.degraded):
-            rec.state = "stopped" if opts.fail_fast else "failed"
-        else:
-            rec.state = "complete"
-    except KeyboardInterrupt:
-        summary.interrupted = True
-        rec.state = "interrupted"
-    finally:
-        signal.signal(signal.SIGTERM, old_term)
-        write_run(run_dir, rec)
-        if opts.wire is not None:
-            try:
-                opts.wire.restore()
-            except LoggpError as e:
-                console.print(f"warning: the wire's knobs before the run not restored: {e}")
-        if server is not None:
-            if not summary.interrupted:
-                _last_scrape(server, summary.stored, console)
-            server.stop()
-        metrics.close()
-        store.close()
+            rec.state = "running"
+            write_run(run_dir, rec)
+            columns = (
+                TextColumn("{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                TextColumn("eta"),
+                TimeRemainingColumn(),
+            )
+            with Progress(*columns, console=console, transient=False) as bar:
+                task = bar.add_task(exp.name, total=len(plan), completed=summary.skipped)
+                warm: tuple[int, str] | None = None
+                for p in todo:
+                    if exp.warmup and warm != (p.repeat, p.workload.name):
+                        warm = (p.repeat, p.workload.name)
+                        bar.update(task, description=f"{'warm-up ' + p.point_id:<40.40}")
+                        for _ in range(exp.warmup):
+                            run_point(exp, p, run_dir, opts)  # discarded; its logs overwritten
+                    bar.update(task, description=f"{p.point_id:<40.40}")
+                    metrics.point_started(p.point_id, p.workload.name, p.sweep_knob)
+                    r = run_point(exp, p, run_dir, opts)
+                    store.add(r)
+                    rec.windows[p.point_id] = [r.started, r.finished]
+                    write_run(run_dir, rec)
+                    metrics.point_finished(
+                        p.point_id, p.workload.name, p.sweep_knob, p.sweep_value,
+                        r.status, r.value, r.wall_s,
+                    )  # fmt: skip
+                    metrics.shim_lateness(p.workload.name, r.shim_stats)
+                    bar.advance(task)
+                    if r.status == STATUS_OK:
+                        summary.ok += 1
+                        continue
+                    if r.status == STATUS_DEGRADED:
+                        summary.degraded.append(p.point_id)
+                        bar.console.print(
+                            f"[yellow]point {p.point_id}: degraded[/yellow] ({r.degraded_reason})",
+                            soft_wrap=True,  # the whole reason, never cropped to the width
+                        )
+                        if opts.strict and opts.fail_fast:
+                            break
+                        continue
+                    summary.failed.append(p.point_id)
+                    first = r.stderr_tail.splitlines()[-1] if r.stderr_tail else "no stderr"
+                    bar.console.print(
+                        f"[red]point {p.point_id}: {r.status}[/red] (exit {r.exit_code}): {first} "
+                        f"(logs: {run_dir / 'points' / str(p.seq)})"
+                    )
+                    if opts.fail_fast:
+                        break
+            if summary.failed or (opts.strict and summary.degraded):
+                rec.state = "stopped" if opts.fail_fast else "failed"
+            else:
+                rec.state = "complete"
+        except KeyboardInterrupt:
+            summary.interrupted = True
+            rec.state = "interrupted"
+        finally:
+            signal.signal(signal.SIGTERM, old_term)
+            write_run(run_dir, rec)
+            if opts.wire is not None:
+                try:
+                    opts.wire.restore()
+                except LoggpError as e:
+                    console.print(f"warning: the wire's knobs before the run not restored: {e}")
+            if server is not None:
+                if not summary.interrupted:
+                    _last_scrape(server, summary.stored, console)
+                server.stop()
+            metrics.close()
+            store.close()
     return summary

@@ -1,25 +1,24 @@
 """An experiment's services: servers started before each point and stopped after it.
 
-Each instance runs in its own session (so stopping it ends everything it started) beneath
-the point's knobs when the shim is the fabric shim (and the service's `shim` is true), on
-this machine or, under the netns launcher, inside a testbed host.  A service is ready when a
-line of its output matches its `ready` pattern; the pattern's named groups, and the host's
-address, become `${service.NAME[I].FIELD}` values for the services after it and for the
-workload (loggp/plan/placeholders.py).  Instances start in the order of the file, each ready
-before the next starts, and stop in the reverse order: SIGTERM, then SIGKILL after
-stop_timeout.  Output goes to `<point dir>/service-NAME-I.log`.  An instance with `metrics`
-(host:port of its Prometheus endpoint) is scraped by the run's Prometheus server while it
-runs, labelled with its service, instance and point (targets_file).  The last line of an
-instance's output that is a JSON object (the counters the PFS and KV servers print when they
-stop) goes to `<point dir>/services.jsonl`.
+Each instance runs beneath a keeper (loggp/run/keeper.py: stopping it, or the runner's
+death, ends everything it started) beneath the point's knobs when the shim is the fabric
+shim (and the service's `shim` is true), on this machine or, under the netns launcher,
+inside a testbed host.  A service is ready when a line of its output matches its `ready`
+pattern; the pattern's named groups, and the host's address, become
+`${service.NAME[I].FIELD}` values for the services after it and for the workload
+(loggp/plan/placeholders.py).  Instances start in the order of the file, each ready before
+the next starts, and stop in the reverse order: SIGTERM, then SIGKILL to the whole tree
+after stop_timeout.  Output goes to `<point dir>/service-NAME-I.log`.  An instance with
+`metrics` (host:port of its Prometheus endpoint) is scraped by the run's Prometheus server
+while it runs, labelled with its service, instance and point (targets_file).  The last line
+of an instance's output that is a JSON object (the counters the PFS and KV servers print
+when they stop) goes to `<point dir>/services.jsonl`.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import re
-import signal
 import subprocess
 import threading
 from dataclasses import dataclass, field
@@ -35,10 +34,12 @@ from loggp.plan.experiment import Experiment, Service, Workload
 from loggp.plan.knobs import KnobSet
 from loggp.plan.placeholders import service_key, substitute
 from loggp.run.launch import find_program, pinned
-from loggp.run.proc import exit_status, failure_line
+from loggp.run.proc import end, exit_status, failure_line, kept
 from loggp.run.shim import process_env
 
 LOCAL_HOST = "127.0.0.1"
+# What a keeper may take beyond its service's stop_timeout to end the tree and exit.
+_KEEPER_SLACK_S = 5.0
 SERVICE_COUNTERS = "services.jsonl"
 
 
@@ -157,7 +158,7 @@ class Services:
         log = self.point_dir / f"service-{svc.name}-{i}.log"
         try:
             proc = subprocess.Popen(
-                argv,
+                kept(argv, svc.stop_timeout),
                 env=self._env(svc),
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
@@ -214,14 +215,7 @@ class Services:
         """SIGTERM to every instance's session in reverse order, SIGKILL after its
         stop_timeout; waits for each."""
         for inst in reversed(self._running):
-            _signal_group(inst.proc, signal.SIGTERM)
-            try:
-                inst.proc.wait(inst.service.stop_timeout)
-            except subprocess.TimeoutExpired:
-                _signal_group(inst.proc, signal.SIGKILL)
-                inst.proc.wait()
-            # The session may outlive its leader: end what is left of it.
-            _signal_group(inst.proc, signal.SIGKILL)
+            end(inst.proc, inst.service.stop_timeout + _KEEPER_SLACK_S)
         for t in self._threads:
             t.join()
         self._save_counters()
@@ -247,10 +241,3 @@ def _last_json(log: Path) -> dict[str, Any] | None:
             if isinstance(found, dict):
                 return found
     return None
-
-
-def _signal_group(proc: subprocess.Popen[bytes], sig: int) -> None:
-    try:
-        os.killpg(proc.pid, sig)
-    except ProcessLookupError:
-        pass

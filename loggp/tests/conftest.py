@@ -15,7 +15,7 @@ FAKE_CALIBRATE = Path(__file__).with_name("fake_calibrate.py")
 @pytest.fixture
 def fake_build(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A build dir with an empty libloggp-fi.so and a scripted loggp-calibrate; LOGGP_BUILD
-    points at it, and inherited knobs are cleared."""
+    points at it, inherited knobs are cleared, and LOGGP_RUN_DIR is the test's own."""
     build = tmp_path / "build"
     fabric = build / "emulator" / "fabric"
     calibrate = build / "emulator" / "calibrate"
@@ -30,5 +30,7 @@ def fake_build(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     for name in list(os.environ):
         if name.startswith("LOGGP_") and name != "LOGGP_BUILD":
             monkeypatch.delenv(name)
+    # The machine's run lock of this test's own: runs of other test sessions never refuse it.
+    monkeypatch.setenv("LOGGP_RUN_DIR", str(tmp_path / "state"))
     monkeypatch.delenv("FAKE_CALIBRATE", raising=False)
     return build

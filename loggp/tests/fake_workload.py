@@ -9,7 +9,8 @@ environment variable FAKE_WORKLOAD picks a misbehaviour for one latency value:
   invalid:<lat>    print valid: false at that latency
   silent:<lat>     print no result line at that latency
   hang:<lat>       block until killed at that latency
-  interrupt:<lat>  send SIGINT to the runner (the parent) once, at that latency, then exit 0
+  interrupt:<lat>  send SIGINT to the runner (the keeper's parent) once, at that latency, then
+                   exit 0
                    (a marker file next to the point's logs makes "once")
   terminate:<lat>  the same with SIGTERM
   late:<lat>       write a shim stats line (LOGGP_STATS_FILE) whose releases were 8-16 us late
@@ -31,6 +32,12 @@ def knob_us(name: str) -> float:
     return float(text.removesuffix("us")) if text.endswith("us") else 0.0
 
 
+def runner() -> int:
+    """The runner's pid: the parent of our parent, the keeper (loggp/run/keeper.py)."""
+    stat = Path(f"/proc/{os.getppid()}/stat").read_text()
+    return int(stat.rsplit(")", 1)[1].split()[1])
+
+
 def main() -> int:
     latency, overhead = knob_us("latency"), knob_us("overhead")
     if "FAKE_RUNS" in os.environ:
@@ -47,7 +54,7 @@ def main() -> int:
         marker = Path(os.environ["FAKE_MARKER"])
         if not marker.exists():
             marker.write_text("interrupted once\n")
-            os.kill(os.getppid(), signal.SIGINT if mode == "interrupt" else signal.SIGTERM)
+            os.kill(runner(), signal.SIGINT if mode == "interrupt" else signal.SIGTERM)
             threading.Event().wait()  # the runner kills us when it handles the signal
     if hit and mode == "late":
         hist = [0] * 16

@@ -14,6 +14,7 @@ from loggp.errors import UsageError
 from loggp.net import netns
 from loggp.net.testbed import State, TestbedError, WireProc, check_prefix, down, require
 from loggp.run.launch import netns_agent, netns_hostfile
+from loggp.run.proctree import Identity, proc_start_time, stop
 from loggp.tests.cli import loggp
 
 pytestmark = pytest.mark.unit
@@ -54,17 +55,17 @@ def test_bad_state_file_is_named(run_dir: Path, text: str, message: str) -> None
 
 
 def test_proc_identity_survives_pid_reuse() -> None:
-    me = os.getpid()
-    start = netns.proc_start_time(me)
-    assert start is not None and netns.alive(me, start)
-    assert not netns.alive(me, start + 1)  # same pid, another process: never ours
-    assert netns.stop(me, start + 1, 1.0) == "not running"  # and never signalled
+    me = Identity.of(os.getpid())
+    assert me is not None and me.running()
+    other = Identity(me.pid, me.start_time + 1, me.argv)
+    assert not other.running()  # same pid, another process: never ours
+    assert stop(other, 1.0) == "not running"  # and never signalled
     with subprocess.Popen(["sleep", "30"]) as child:
-        st = netns.proc_start_time(child.pid)
-        assert st is not None
-        assert netns.stop(child.pid, st, 5.0) == "stopped"  # SIGTERM was enough
+        ident = Identity.of(child.pid)
+        assert ident is not None
+        assert stop(ident, 5.0) == "stopped"  # SIGTERM was enough
         assert child.wait(5) == -15
-    assert netns.proc_start_time(child.pid) is None
+    assert proc_start_time(child.pid) is None
 
 
 def test_down_after_a_crash_touches_only_what_it_lists(run_dir: Path) -> None:

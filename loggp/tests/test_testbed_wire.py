@@ -10,8 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from loggp.net import netns
-from loggp.net.testbed import State, WireProc
+from loggp.net.testbed import State
 from loggp.net.wirectl import (
     WireControl,
     WireControlError,
@@ -23,6 +22,7 @@ from loggp.plan.experiment import ExperimentError, parse_experiment
 from loggp.plan.knobs import KnobSet
 from loggp.plan.sweep import expand
 from loggp.run.launch import LaunchError, point_launch, preflight
+from loggp.run.proctree import Identity
 from loggp.run.runner import RunOptions, run_point
 from loggp.run.wirerun import WireSession
 
@@ -158,7 +158,7 @@ def test_netns_launch_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.setenv("LOGGP_RUN_DIR", str(tmp_path / "run"))
     me = os.getpid()
     st = State(prefix="ut", hosts=3, ready=True)
-    st.wire = WireProc(me, netns.proc_start_time(me) or 0, [])
+    st.wire = Identity.of(me)
     st.save()
     text = _exp("{kind: netns, prefix: ut, slots: 2}", "{shim: wire}")
     exp = parse_experiment(text.replace("ranks: 2", "ranks: 4"), "w.yaml")
