@@ -36,7 +36,7 @@ if [ "$2" = hang ] || { [ "$2" = once ] && mkdir "$d/first" 2>/dev/null; }; then
     wait
 fi
 if [ "$2" = gate ] && mkdir "$d/first" 2>/dev/null; then read line < "$d/gate"; fi
-echo '{"loggp_result": 1, "workload": "t", "valid": true, "metrics": {"time_s": 1.0}}'
+echo '{"loggp_result": 1, "workload": "t", "valid": true, "ranks": 1, "metrics": {"time_s": 1.0}}'
 """
 
 
