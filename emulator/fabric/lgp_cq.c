@@ -32,6 +32,8 @@
 #include "lgp_wait.h"
 
 #define LGP_CQ_BATCH	64
+/* A send due this soon is waited for in the read rather than after it. */
+#define LGP_CQ_RELEASE_SPIN_NS	2000ULL
 /* Longest single block in the real sread, so timeouts stay responsive. */
 #define LGP_CQ_SREAD_SLICE_MS	100
 
@@ -260,11 +262,24 @@ static ssize_t lgp_cq_poll(struct lgp_cq *cq, void *buf, size_t count,
 	fi_addr_t hsrc[LGP_CQ_BATCH];
 	char *out = buf;
 	struct lgp_req *req;
-	uint64_t now = lgp_now_ns();
+	uint64_t now = lgp_now_ns(), next;
 	size_t n = 0, want;
 	ssize_t got = 0;
 	int errs = 0;
 
+	/*
+	 * Sends due now go out before the real read: on a provider whose
+	 * read is a system call (tcp, ofi_rxm's progress) releasing only
+	 * after it made every deferred message that much later.  One due
+	 * within LGP_CQ_RELEASE_SPIN_NS is waited for here, or it would
+	 * wait for the next call, a whole real read later.
+	 */
+	next = lgp_eng_next_release(&cq->dom->eng);
+	if (next > now && next - now <= LGP_CQ_RELEASE_SPIN_NS) {
+		lgp_spin_until(next);
+		now = lgp_now_ns();
+	}
+	lgp_eng_release(&cq->dom->eng, now);
 	while (n < count && (req = lgp_dq_pop_due(&cq->synq, now))) {
 		memcpy(out + n * cq->app_size, &req->cqe, cq->app_size);
 		if (src)
@@ -293,8 +308,8 @@ static ssize_t lgp_cq_poll(struct lgp_cq *cq, void *buf, size_t count,
 			break;
 	}
 	/*
-	 * Released after the real read, which has progressed the provider
-	 * (completed sends, connection set-up), so the posts find room.
+	 * And after it: the read has progressed the provider (completed
+	 * sends, connection set-up), so a post refused above finds room.
 	 */
 	lgp_eng_release(&cq->dom->eng, lgp_now_ns());
 	if (cq->signals)
