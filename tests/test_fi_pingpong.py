@@ -160,13 +160,26 @@ BAD_KNOBS = [
         r"^loggp: unknown variable LOGGP_LATENCCY: did you mean LOGGP_LATENCY\?$",
     ),
     ({"LOGGP_CLOCK": "hpet"}, r"^loggp: bad value 'hpet' for LOGGP_CLOCK: expected tsc or"),
+    (
+        {"LOGGP_LATENCY": "10us", "LOGGP_STATS_FILE": "/nonexistent/dir/stats.jsonl"},
+        r"^loggp: cannot write LOGGP_STATS_FILE '/nonexistent/dir/stats.jsonl': No such file",
+    ),
 ]
 
 
 @pytest.mark.parametrize(
     ("raw", "pattern"),
     BAD_KNOBS,
-    ids=["no_unit", "negative", "unit_typo", "zero_bw", "bulk_and_bw", "name_typo", "clock"],
+    ids=[
+        "no_unit",
+        "negative",
+        "unit_typo",
+        "zero_bw",
+        "bulk_and_bw",
+        "name_typo",
+        "clock",
+        "stats_file",
+    ],  # fmt: skip
 )
 def test_bad_knob_refused(fi_pingpong_bin, shim, raw, pattern) -> None:
     """Both sides exit non-zero; the side that reaches fi_domain first names

@@ -9,10 +9,13 @@
  * Names, forms and help come from the registry (lgp/knobs.def), the
  * parsing and the environment check from lgp_core.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <lgp/clock.h>
 #include <lgp/env.h>
@@ -41,6 +44,23 @@ static const char *lgp_knob_text(enum lgp_knob knob, void *ctx)
 }
 
 /*
+ * The counters are written at exit, when nobody could act on a failure:
+ * a file that cannot be appended to is refused now, before any fabric runs.
+ */
+static int lgp_stats_file_check(const char *path, char *errmsg, size_t len)
+{
+	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+
+	if (fd >= 0) {
+		close(fd);
+		return 0;
+	}
+	snprintf(errmsg, len, "cannot write %s '%.120s': %s (the shim's counters go there)",
+		 lgp_setting_env(LGP_SETTING_STATS_FILE), path, strerror(errno));
+	return -errno;
+}
+
+/*
  * A LOGGP_* name that is not in the registry, a setting's bad value or a
  * knob's bad value all leave c->error set: the shim then refuses to run.
  */
@@ -63,8 +83,14 @@ static void lgp_config_load(void)
 	pt = getenv(lgp_setting_env(LGP_SETTING_PROGRESS_THREAD));
 	c->progress_idle = !pt || !strcmp(pt, "idle");
 	sf = getenv(lgp_setting_env(LGP_SETTING_STATS_FILE));
-	if (sf)
+	if (sf) {
 		snprintf(c->stats_file, sizeof(c->stats_file), "%s", sf);
+		ret = lgp_stats_file_check(c->stats_file, c->errmsg, sizeof(c->errmsg));
+		if (ret) {
+			c->error = ret;
+			return;
+		}
+	}
 	if (c->active)
 		lgp_clock_init();
 }

@@ -1,7 +1,12 @@
 """kvserver benchmark: replies/s and latency percentiles of loggp-kvserver per work queue ×
 store lock at 1, 2 and 4 threads, under wrk at a fixed number of connections.
 
-    loggp bench kvserver --build build
+    loggp bench kvserver --build build [--wire]
+
+With --wire (root): also across a 2-host namespace testbed, the server in host 1 and the
+clients in host 0, every packet through loggp-wire (busy-polling, --idle-sleep 0ns) at
+several latencies and a bandwidth limit: wrk's replies/s and percentiles, and the mean
+request time with one request in flight (loggp-httperf --mode calls), which gains 2·ΔL.
 
 Each point starts a fresh server on a free port of 127.0.0.1, fills 100 keys, and runs
 `wrk --latency` for `--duration` seconds over `--connections` keep-alive connections with a
@@ -14,6 +19,7 @@ the server has fewer cores than threads.
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import signal
@@ -25,6 +31,8 @@ from pathlib import Path
 from typing import Any
 
 from loggp.bench.doc import machine, parser, publish
+from loggp.net import testbed, wirectl
+from loggp.plan.knobs import KnobSet
 
 NAME = "kvserver"
 SUMMARY = "loggp-kvserver replies/s and latency per queue x store at 1, 2, 4 threads (wrk)"
@@ -50,9 +58,10 @@ end
 UNITS = {"us": 1.0, "ms": 1e3, "s": 1e6}
 
 
-def start(binary: Path, queue: str, store: str, threads: int) -> tuple[subprocess.Popen, int]:
-    argv = [str(binary), "--port", "0", "--queue", queue, "--store", store,
-            "--threads", str(threads)]  # fmt: skip
+def start(binary: Path, queue: str, store: str, threads: int, host: str = "127.0.0.1",
+          prefix: list[str] | None = None) -> tuple[subprocess.Popen, int]:  # fmt: skip
+    argv = [*(prefix or []), str(binary), "--port", "0", "--queue", queue, "--store", store,
+            "--threads", str(threads), "--bind", host]  # fmt: skip
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True)
     assert proc.stdout is not None
     m = re.match(r"loggp-kvserver: ready port=(\d+) ", proc.stdout.readline())
@@ -60,7 +69,7 @@ def start(binary: Path, queue: str, store: str, threads: int) -> tuple[subproces
         proc.kill()
         sys.exit(f"{TOOL}: {' '.join(argv)} did not start")
     port = int(m.group(1))
-    with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+    with socket.create_connection((host, port), timeout=10) as s:
         for k in range(KEYS):
             body = VALUE.encode()
             s.sendall(f"PUT /kv/k{k} HTTP/1.1\r\nContent-Length: {len(body)}\r\n\r\n".encode())
@@ -77,9 +86,10 @@ def stop(proc: subprocess.Popen) -> dict[str, Any]:
     return json.loads(out.strip().splitlines()[-1])
 
 
-def run_wrk(wrk: str, port: int, script: Path, connections: int, duration: int) -> dict:
-    argv = [wrk, "-t", "1", "-c", str(connections), "-d", f"{duration}s", "--latency",
-            "-s", str(script), f"http://127.0.0.1:{port}/"]  # fmt: skip
+def run_wrk(wrk: str, port: int, script: Path, connections: int, duration: int,
+            host: str = "127.0.0.1", prefix: list[str] | None = None) -> dict:  # fmt: skip
+    argv = [*(prefix or []), wrk, "-t", "1", "-c", str(connections), "-d", f"{duration}s",
+            "--latency", "-s", str(script), f"http://{host}:{port}/"]  # fmt: skip
     proc = subprocess.run(argv, capture_output=True, text=True, timeout=duration + 60)
     out = proc.stdout
     if proc.returncode or "Requests/sec" not in out:
@@ -117,6 +127,89 @@ def measure(build: Path, connections: int, duration: int) -> list[dict[str, Any]
     return rows
 
 
+WIRE_PREFIX = "lgpkvb"
+# (label, wire knobs) of the rows across the wire
+WIRE_SETTINGS: tuple[tuple[str, dict[str, str]], ...] = (
+    ("none", {}),
+    ("ΔL 100 µs", {"latency": "100us"}),
+    ("ΔL 1 ms", {"latency": "1ms"}),
+    ("100 Mbit/s", {"bandwidth": "100Mbit/s"}),
+)
+WIRE_VARIANTS = (("mutex", 1), ("lockfree", 1), ("mutex", 4), ("lockfree", 4))
+
+
+def in_host(i: int) -> list[str]:
+    """The command prefix that runs a program in host i of the benchmark's testbed."""
+    return ["ip", "netns", "exec", testbed.host_ns(WIRE_PREFIX, i)]
+
+
+def one_in_flight_us(host: str, port: int, prefix: list[str]) -> float:
+    """Mean request time with one request in flight (loggp-httperf --mode calls)."""
+    argv = [*prefix, sys.executable, "-m", "loggp.drivers.httperf", "--server", host,
+            "--port", str(port), "--mode", "calls", "--mix", "get", "--sessions", "4",
+            "--calls", "500"]  # fmt: skip
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=300)
+    lines = [ln for ln in proc.stdout.splitlines() if '"loggp_result"' in ln]
+    if proc.returncode or not lines or not json.loads(lines[-1])["valid"]:
+        sys.exit(f"{TOOL}: loggp-httperf across the wire failed:\n{proc.stderr[-2000:]}")
+    return float(json.loads(lines[-1])["metrics"]["request_us"])
+
+
+def measure_wire(build: Path, connections: int, duration: int) -> list[dict[str, Any]]:
+    """The rows across the testbed's wire (needs root)."""
+    binary = build / "services" / "kvserver" / "loggp-kvserver"
+    wrk = shutil.which("wrk")
+    if not wrk:
+        sys.exit(f"{TOOL}: wrk not found (Debian package wrk; make deps)")
+    os.environ["LOGGP_BUILD"] = str(build)
+    rows = []
+    testbed.up(WIRE_PREFIX, 2, ["--idle-sleep", "0ns"], None)
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            script = Path(tmp) / "mix.lua"
+            script.write_text(MIX_LUA)
+            for label, knobs in WIRE_SETTINGS:
+                req = wirectl.set_request(KnobSet.parse(knobs), full=True)
+                testbed.set_knobs(WIRE_PREFIX, req)
+                for queue, threads in WIRE_VARIANTS:
+                    host = testbed.host_addr(1)
+                    proc, port = start(binary, queue, "rwlock", threads, host, in_host(1))
+                    try:
+                        row = run_wrk(wrk, port, script, connections, duration, host, in_host(0))
+                        row["one_in_flight_us"] = one_in_flight_us(host, port, in_host(0))
+                    finally:
+                        stop(proc)
+                    row.update(wire=label, queue=queue, threads=threads)
+                    rows.append(row)
+                    print(f"{TOOL}: wire {label} {queue} {threads}: "
+                          f"{row['replies_per_s']:.0f} replies/s, one in flight "
+                          f"{row['one_in_flight_us']:.0f} us", flush=True)  # fmt: skip
+    finally:
+        testbed.down(WIRE_PREFIX)
+    return rows
+
+
+def wire_markdown(doc: dict[str, Any]) -> list[str]:
+    if not doc.get("wire_rows"):
+        return []
+    out = [
+        "",
+        "Across the namespace testbed: server in host 1, wrk and httperf in host 0, every "
+        "packet through loggp-wire (busy-polling); store rwlock; the wire's setting per "
+        "row.  One in flight: loggp-httperf `--mode calls`, 2000 GETs one after the other "
+        "(each crosses two egress ports, so ΔL adds 2·ΔL).",
+        "",
+        "| wire | queue | threads | replies/s | p50 µs | p99 µs | one in flight µs |",
+        "|---|---|---:|---:|---:|---:|---:|",
+    ]
+    for r in doc["wire_rows"]:
+        out.append(
+            f"| {r['wire']} | {r['queue']} | {r['threads']} | {r['replies_per_s']:.0f} | "
+            f"{r['p50_us']:.0f} | {r['p99_us']:.0f} | {r['one_in_flight_us']:.0f} |"
+        )
+    return out
+
+
 def markdown(doc: dict[str, Any]) -> str:
     m = doc["machine"]
     out = [
@@ -149,6 +242,7 @@ def markdown(doc: dict[str, Any]) -> str:
         "thousands of replies/s at one thread under concurrent load (the reference study's "
         "lock-free queue slept 250 ms when empty, and its httperf had one session at a "
         "time); a ranking of the variants needs more cores than this host has.",
+        *wire_markdown(doc),
         END,
         "",
     ]
@@ -159,6 +253,7 @@ def main(argv: list[str]) -> int:
     ap = parser(NAME, __doc__.splitlines()[0], "benchmarks-kvserver.json")
     ap.add_argument("--connections", type=int, default=16)
     ap.add_argument("--duration", type=int, default=4)
+    ap.add_argument("--wire", action="store_true", help="also across the testbed's wire (root)")
     args = ap.parse_args(argv)
     build = args.build.resolve()
     if not (build / "services" / "kvserver" / "loggp-kvserver").is_file():
@@ -166,5 +261,7 @@ def main(argv: list[str]) -> int:
     doc = {"tool": TOOL, "machine": machine(), "connections": args.connections,
            "duration": args.duration}  # fmt: skip
     doc["rows"] = measure(build, args.connections, args.duration)
+    if args.wire:
+        doc["wire_rows"] = measure_wire(build, args.connections, args.duration)
     publish(TOOL, doc, args, markdown(doc), BEGIN, END)
     return 0

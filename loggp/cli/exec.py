@@ -66,6 +66,11 @@ def cmd_exec(args: argparse.Namespace, console: Console) -> int:
             "only the knob options given here apply",
             file=sys.stderr,
         )
+    if args.stats:
+        try:  # the shim writes at exit, when a failure could no longer stop the command
+            args.stats.open("a").close()
+        except OSError as e:
+            raise UsageError(f"exec: cannot write --stats {args.stats}: {e.strerror}") from None
     # Without --stats the counters still go somewhere: they tell whether the shim was used.
     with tempfile.TemporaryDirectory(prefix="loggp-exec-") as tmp:
         stats_path = args.stats or Path(tmp) / "stats.jsonl"

@@ -104,6 +104,17 @@ def test_exec_stats_summary_counts_only_this_commands_lines(
     )
 
 
+def test_exec_refuses_an_unwritable_stats_file_before_it_starts(
+    fake_build: Path, tmp_path: Path
+) -> None:
+    ran = tmp_path / "ran"
+    res = loggp("exec", "--stats", "/nonexistent/dir/s.jsonl", "--", "touch", str(ran))
+    assert res.returncode == 2 and not ran.exists()
+    assert one_line(res.stderr) == (
+        "loggp: exec: cannot write --stats /nonexistent/dir/s.jsonl: No such file or directory"
+    )
+
+
 def test_exec_warns_when_the_shim_carried_nothing(fake_build: Path) -> None:
     """A command that never sends through libfabric ran undelayed: one line says so (and
     nothing else is said without inherited knobs)."""
