@@ -58,8 +58,16 @@ end
 UNITS = {"us": 1.0, "ms": 1e3, "s": 1e6}
 
 
-def start(binary: Path, queue: str, store: str, threads: int, host: str = "127.0.0.1",
-          prefix: list[str] | None = None) -> tuple[subprocess.Popen, int]:  # fmt: skip
+def start(
+    binary: Path,
+    queue: str,
+    store: str,
+    threads: int,
+    host: str = "127.0.0.1",
+    prefix: list[str] | None = None,
+    fill: bool = True,
+) -> tuple[subprocess.Popen, int]:
+    """A server started (in prefix's namespace) and, with fill, its keys put."""
     argv = [*(prefix or []), str(binary), "--port", "0", "--queue", queue, "--store", store,
             "--threads", str(threads), "--bind", host]  # fmt: skip
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True)
@@ -69,6 +77,8 @@ def start(binary: Path, queue: str, store: str, threads: int, host: str = "127.0
         proc.kill()
         sys.exit(f"{TOOL}: {' '.join(argv)} did not start")
     port = int(m.group(1))
+    if not fill:
+        return proc, port
     with socket.create_connection((host, port), timeout=10) as s:
         for k in range(KEYS):
             body = VALUE.encode()
@@ -147,7 +157,7 @@ def one_in_flight_us(host: str, port: int, prefix: list[str]) -> float:
     """Mean request time with one request in flight (loggp-httperf --mode calls)."""
     argv = [*prefix, sys.executable, "-m", "loggp.drivers.httperf", "--server", host,
             "--port", str(port), "--mode", "calls", "--mix", "get", "--sessions", "4",
-            "--calls", "500"]  # fmt: skip
+            "--calls", "500", "--keys", str(KEYS), "--value-size", str(len(VALUE))]  # fmt: skip
     proc = subprocess.run(argv, capture_output=True, text=True, timeout=300)
     lines = [ln for ln in proc.stdout.splitlines() if '"loggp_result"' in ln]
     if proc.returncode or not lines or not json.loads(lines[-1])["valid"]:
@@ -173,10 +183,12 @@ def measure_wire(build: Path, connections: int, duration: int) -> list[dict[str,
                 testbed.set_knobs(WIRE_PREFIX, req)
                 for queue, threads in WIRE_VARIANTS:
                     host = testbed.host_addr(1)
-                    proc, port = start(binary, queue, "rwlock", threads, host, in_host(1))
+                    # Filled from host 0 by loggp-httperf: this process cannot reach host 1.
+                    proc, port = start(binary, queue, "rwlock", threads, host, in_host(1), False)
                     try:
+                        one = one_in_flight_us(host, port, in_host(0))
                         row = run_wrk(wrk, port, script, connections, duration, host, in_host(0))
-                        row["one_in_flight_us"] = one_in_flight_us(host, port, in_host(0))
+                        row["one_in_flight_us"] = one
                     finally:
                         stop(proc)
                     row.update(wire=label, queue=queue, threads=threads)
