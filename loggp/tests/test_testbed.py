@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -60,7 +61,11 @@ def test_proc_identity_survives_pid_reuse() -> None:
     other = Identity(me.pid, me.start_time + 1, me.argv)
     assert not other.running()  # same pid, another process: never ours
     assert stop(other, 1.0) == "not running"  # and never signalled
-    with subprocess.Popen(["sleep", "30"]) as child:
+    # The child says when it runs its own command line: read before, its identity would be
+    # the forked copy of ours, which exec then replaces.
+    ready = "import sys, time; print('ready', flush=True); time.sleep(30)"
+    with subprocess.Popen([sys.executable, "-c", ready], stdout=subprocess.PIPE) as child:
+        assert child.stdout is not None and child.stdout.readline() == b"ready\n"
         ident = Identity.of(child.pid)
         assert ident is not None
         assert stop(ident, 5.0) == "stopped"  # SIGTERM was enough
