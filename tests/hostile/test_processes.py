@@ -142,12 +142,17 @@ def test_resume_ends_what_a_dead_run_left(tmp_path: Path, lock_dir: dict[str, st
             os.kill(i.pid, signal.SIGKILL)
 
 
+def sleeper(seconds: int) -> subprocess.Popen[bytes]:
+    """A process that has said it runs its own command line: read before that, its identity
+    would be the forked copy of ours, which exec replaces."""
+    code = f"import time; print('ready', flush=True); time.sleep({seconds})"
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE)
+    assert proc.stdout is not None and proc.stdout.readline() == b"ready\n"
+    return proc
+
+
 def test_records_end_only_the_processes_they_name(tmp_path: Path) -> None:
-    with (
-        subprocess.Popen(["sleep", "600"]) as ours,
-        subprocess.Popen(["sleep", "601"]) as other_argv,
-        subprocess.Popen(["sleep", "602"]) as other_start,
-    ):
+    with sleeper(600) as ours, sleeper(601) as other_argv, sleeper(602) as other_start:
         try:
             for proc, change in ((ours, {}), (other_argv, {"argv": ["sleep", "6"]}),
                                  (other_start, {"start_time": -1})):  # fmt: skip
