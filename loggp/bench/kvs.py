@@ -12,7 +12,6 @@ an otherwise idle machine: with 8 processes on 2 cores, other work shows in ever
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import statistics
@@ -22,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from loggp.bench.doc import machine, parser, publish
+from loggp.results.protocol import result_line
 
 NAME = "kvs"
 SUMMARY = "KVS phase maxima (KAP) at 2, 4, 8 processes, without the shim and at ΔL 10, 100 µs"
@@ -57,10 +57,9 @@ def run_kap(build: Path, np: int, vsize: int, latency_us: int) -> dict[str, Any]
     argv += [a for v in sorted(env) if v.startswith(("LOGGP_", "FI_")) for a in ("-x", v)]
     argv += [str(build / "workloads" / "kap" / "kap"), "-p", str(vsize), *KAP_ARGS]
     proc = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=300)
-    lines = [ln for ln in proc.stdout.splitlines() if '"loggp_result"' in ln]
-    if proc.returncode or not lines:
+    res = result_line(proc.stdout)
+    if proc.returncode or res is None:
         sys.exit(f"{TOOL}: kap -np {np} -p {vsize} at ΔL={latency_us}us failed:\n{proc.stderr}")
-    res = json.loads(lines[-1])
     if not res["valid"]:
         sys.exit(f"{TOOL}: kap -np {np} -p {vsize} read wrong values:\n{proc.stderr}")
     return res

@@ -33,6 +33,7 @@ from typing import Any
 from loggp.bench.doc import machine, parser, publish
 from loggp.net import testbed, wirectl
 from loggp.plan.knobs import KnobSet
+from loggp.results.protocol import result_line
 
 NAME = "kvserver"
 SUMMARY = "loggp-kvserver replies/s and latency per queue x store at 1, 2, 4 threads (wrk)"
@@ -159,10 +160,10 @@ def one_in_flight_us(host: str, port: int, prefix: list[str]) -> float:
             "--port", str(port), "--mode", "calls", "--mix", "get", "--sessions", "4",
             "--calls", "500", "--keys", str(KEYS), "--value-size", str(len(VALUE))]  # fmt: skip
     proc = subprocess.run(argv, capture_output=True, text=True, timeout=300)
-    lines = [ln for ln in proc.stdout.splitlines() if '"loggp_result"' in ln]
-    if proc.returncode or not lines or not json.loads(lines[-1])["valid"]:
+    res = result_line(proc.stdout)
+    if proc.returncode or res is None or not res["valid"]:
         sys.exit(f"{TOOL}: loggp-httperf across the wire failed:\n{proc.stderr[-2000:]}")
-    return float(json.loads(lines[-1])["metrics"]["request_us"])
+    return float(res["metrics"]["request_us"])
 
 
 def measure_wire(build: Path, connections: int, duration: int) -> list[dict[str, Any]]:

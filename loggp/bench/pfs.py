@@ -18,7 +18,6 @@ its own section of docs/benchmarks.md; the median of `--repeats` runs.
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import shutil
@@ -31,7 +30,9 @@ from pathlib import Path
 from typing import Any
 
 from loggp.bench.doc import machine, parser, publish
+from loggp.drivers.fio import report, summary
 from loggp.plan.knobs import KnobSet
+from loggp.results.protocol import result_line
 from loggp.run.ompi import shim_mca_args
 from loggp.run.shim import process_env
 
@@ -95,10 +96,10 @@ def pfsio(build: Path, env: dict[str, str], ranks: int, args: list[str]) -> dict
     argv += [a for v in sorted(env) if v.startswith(("LOGGP_", "FI_")) for a in ("-x", v)]
     argv += [str(build / "workloads" / "pfsio" / "pfsio"), *args]
     proc = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=600)
-    lines = [ln for ln in proc.stdout.splitlines() if '"loggp_result"' in ln]
-    if proc.returncode or not lines or not json.loads(lines[-1])["valid"]:
+    res = result_line(proc.stdout)
+    if proc.returncode or res is None or not res["valid"]:
         sys.exit(f"{TOOL}: pfsio {' '.join(args)} failed:\n{proc.stderr[-2000:]}")
-    return json.loads(lines[-1])
+    return res
 
 
 def environment(build: Path, knobs: dict[str, str]) -> dict[str, str]:
@@ -141,8 +142,7 @@ def fio_local(root: Path, rw: str) -> float:
     argv = [fio, "--output-format=json", "--name=disk", f"--rw={rw}", "--bs=1M",
             f"--size={2 * STREAM_MB}M", f"--directory={root}", "--end_fsync=1"]  # fmt: skip
     out = subprocess.run(argv, capture_output=True, text=True, timeout=600, check=True).stdout
-    job = json.loads(out[out.find("{") :])["jobs"][0]
-    return float(job["read" if rw == "read" else "write"]["bw_bytes"]) / 1e6
+    return summary(report(out))[f"{rw}_MBps"]
 
 
 def throughput(build: Path, root: Path, repeats: int) -> list[dict[str, Any]]:

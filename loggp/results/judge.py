@@ -19,13 +19,11 @@ not counted.  A point without delayed items (no release) is never judged by late
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from loggp.plan.knobs import REGISTRY, KnobSet
-from loggp.results.lateness import LatenessError, late_quantile_ns, merged_hist
-from loggp.results.protocol import is_number
+from loggp.results.lateness import Lateness, LatenessError
 
 LATE_QUANTILE = 0.99
 LATE_FLOOR_NS = 2000
@@ -42,26 +40,20 @@ class LateSummary:
     early: int
 
 
-def _total(stats: Iterable[dict[str, Any]], key: str) -> int:
-    return sum(int(s[key]) for s in stats if is_number(s.get(key)))
-
-
 def lateness(stats: list[dict[str, Any]]) -> LateSummary | None:
-    """The merged lateness of a point's stats lines; None when no line carries a histogram
-    (no shim ran, or a shim that does not count lateness) or a histogram is malformed."""
+    """The merged lateness of a point's stats lines (lateness.Lateness); None when no line
+    carries a histogram (no shim ran, or a shim that does not count lateness) or a line's
+    counters are malformed."""
     stats = [s for s in stats if "late_hist_us" in s]
     if not stats:
         return None
     try:
-        hist = merged_hist(stats)
-    except LatenessError:
+        late = Lateness.of(stats)
+    except (LatenessError, TypeError, ValueError):
         return None
-    late_max = max(
-        (int(s["late_max_ns"]) for s in stats if is_number(s.get("late_max_ns"))), default=0
-    )
-    bound = late_quantile_ns(hist, LATE_QUANTILE)
-    p99 = None if bound is None else int(min(bound, late_max))
-    return LateSummary(sum(hist), p99, late_max, _total(stats, "early_releases"))
+    bound = late.quantile_ns(LATE_QUANTILE)
+    p99 = None if bound is None else int(min(bound, late.max_ns))
+    return LateSummary(sum(late.hist), p99, late.max_ns, late.early)
 
 
 def injected_delay_ns(knobs: KnobSet) -> int:

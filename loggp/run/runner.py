@@ -233,7 +233,7 @@ def run_point(exp: Experiment, p: Point, run_dir: Path, opts: RunOptions) -> Poi
     if service_died is not None:
         with (point_dir / "stderr").open("a") as f:
             f.write(f"loggp: {service_died} while the point ran\n")
-        if status == "ok":
+        if status == STATUS_OK:
             status, value = "failed", None
     stats = shim_stats(stats_path)
     if opts.wire is not None:
