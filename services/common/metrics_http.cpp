@@ -51,6 +51,9 @@ bool MetricsHttp::poll(const std::function<std::string()> &render)
 {
 	bool did = false;
 	auto now = std::chrono::steady_clock::now();
+	if (clients_.empty() && now - accepted_ < kAcceptEvery)
+		return false;
+	accepted_ = now;
 	for (;;) {
 		int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd < 0)

@@ -6,7 +6,10 @@
  * poll() from that thread: it accepts waiting connections, reads their
  * requests without blocking, and answers each complete one with render()'s
  * text, so the counters are read where they are written, with no lock.  A
- * client that sends nothing is dropped after kIdle; at most kMaxClients are
+ * client that sends nothing is dropped after kIdle; the listening socket is
+ * looked at no more than every kAcceptEvery (the loop calls poll() on every
+ * turn, and a scrape can wait that long; a system call per turn cannot); at
+ * most kMaxClients are
  * served at once, a further connection is closed at accept.  Any request is
  * answered with the metrics (Prometheus asks only for them); the reply
  * closes the connection.
@@ -24,6 +27,7 @@ class MetricsHttp {
 public:
 	static constexpr std::chrono::milliseconds kIdle{2000};
 	static constexpr size_t kMaxClients = 8;
+	static constexpr std::chrono::milliseconds kAcceptEvery{10};
 
 	/* Listens on host:port (port 0: any free one); throws Error naming it. */
 	MetricsHttp(const std::string &host, uint16_t port);
@@ -48,6 +52,7 @@ private:
 	int listen_fd_ = -1;
 	std::string address_;
 	std::vector<Client> clients_;
+	std::chrono::steady_clock::time_point accepted_;	/* last look at the socket */
 };
 
 /*
