@@ -37,12 +37,17 @@
 /* Longest single block in the real sread, so timeouts stay responsive. */
 #define LGP_CQ_SREAD_SLICE_MS	100
 
-static const size_t lgp_cq_entry_size[] = {
-	[FI_CQ_FORMAT_CONTEXT] = sizeof(struct fi_cq_entry),
-	[FI_CQ_FORMAT_MSG] = sizeof(struct fi_cq_msg_entry),
-	[FI_CQ_FORMAT_DATA] = sizeof(struct fi_cq_data_entry),
-	[FI_CQ_FORMAT_TAGGED] = sizeof(struct fi_cq_tagged_entry),
-};
+size_t lgp_cq_entry_size(enum fi_cq_format format)
+{
+	static const size_t size[] = {
+		[FI_CQ_FORMAT_CONTEXT] = sizeof(struct fi_cq_entry),
+		[FI_CQ_FORMAT_MSG] = sizeof(struct fi_cq_msg_entry),
+		[FI_CQ_FORMAT_DATA] = sizeof(struct fi_cq_data_entry),
+		[FI_CQ_FORMAT_TAGGED] = sizeof(struct fi_cq_tagged_entry),
+	};
+
+	return size[format];
+}
 
 static struct lgp_cq *lgp_cq_of(struct fid_cq *cq)
 {
@@ -120,7 +125,7 @@ bool lgp_cq_ready(struct lgp_cq *cq, uint64_t *next)
 static void lgp_cq_widen(const struct lgp_cq *cq, const char *raw, size_t i,
 			 struct fi_cq_tagged_entry *e)
 {
-	size_t sz = lgp_cq_entry_size[cq->real_format];
+	size_t sz = lgp_cq_entry_size(cq->real_format);
 
 	memset(e, 0, sizeof(*e));
 	memcpy(e, raw + i * sz, sz);
@@ -325,7 +330,7 @@ static ssize_t lgp_cq_poll(struct lgp_cq *cq, void *buf, size_t count,
 
 static void lgp_cq_charge(struct lgp_cq *cq, size_t nrecv)
 {
-	if (!nrecv)
+	if (!nrecv || cq->dom->util_above)
 		return;
 	lgp_stats_add(&cq->dom->fab->stats, LGP_STAT_RECV_MSGS, nrecv);
 	lgp_eng_recv_overhead(&cq->dom->eng, nrecv);
@@ -550,7 +555,7 @@ int lgp_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 	/* As libfabric's own utility CQs do, unspecified means context. */
 	cq->app_format = attr->format == FI_CQ_FORMAT_UNSPEC ?
 			 FI_CQ_FORMAT_CONTEXT : attr->format;
-	cq->app_size = lgp_cq_entry_size[cq->app_format];
+	cq->app_size = lgp_cq_entry_size(cq->app_format);
 	cq->real_format = cq->app_format;
 	cq->signals = attr->wait_obj != FI_WAIT_NONE;
 	if (attr->wait_obj == FI_WAIT_SET && attr->wait_set &&

@@ -60,6 +60,9 @@ extern struct fi_ops lgp_cq_fi_ops;
 int lgp_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 		struct fid_cq **cq, void *context);
 
+/* Bytes of one completion entry in a format (CONTEXT..TAGGED). */
+size_t lgp_cq_entry_size(enum fi_cq_format format);
+
 /*
  * Whether the CQ holds a synthesised completion that is due: a poll set,
  * wait set or fi_trywait must report it as the provider reports its own.

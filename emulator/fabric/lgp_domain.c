@@ -18,6 +18,7 @@
 #include "lgp_poll.h"
 #include "lgp_progress.h"
 #include "lgp_send.h"
+#include "lgp_util.h"
 
 /* Deferred operations one domain can hold across all its endpoints. */
 #define LGP_DOMAIN_QUEUE_DEPTH	(1u << 16)
@@ -211,6 +212,7 @@ int lgp_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 		if (ret)
 			goto err_domain;
 	}
+	dom->util_above = lgp_util_claim(dom);
 	*domain = &dom->domain;
 	return 0;
 

@@ -17,6 +17,7 @@
 #include "lgp_log.h"
 #include "lgp_pep.h"
 #include "lgp_poll.h"
+#include "lgp_util.h"
 #include "lgp_wait.h"
 
 static pthread_mutex_t lgp_fabric_list_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -194,7 +195,7 @@ int lgp_fabric_hook(struct fi_fabric_attr *attr, struct fid_fabric **fabric,
 
 	if (lgp_prov_is_utility(hprov)) {
 		*fabric = attr->fabric;
-		return 0;
+		return lgp_util_hook(attr->fabric);
 	}
 	if (cfg->error) {
 		/*

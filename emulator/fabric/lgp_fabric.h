@@ -8,9 +8,10 @@
  * the fabric and, through it, every object opened below: domains,
  * endpoints, completion queues, counters, address vectors, event queues,
  * memory regions and poll sets.  Utility providers (ofi_rxm, ofi_rxd,
- * ofi_mrail) are returned untouched: their own traffic runs over a core
- * fabric that is itself hooked, so each message is delayed exactly once,
- * at the provider nearest the wire.
+ * ofi_mrail) are not wrapped: their own traffic runs over a core fabric
+ * that is itself hooked, so each message is delayed exactly once, at the
+ * provider nearest the wire; only o_r moves up to the utility's CQ
+ * (lgp_util.h).
  */
 #ifndef LGP_FABRIC_H
 #define LGP_FABRIC_H

@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Utility providers above a hooked core provider (lgp_util.c).
+ *
+ * The shim delays each message once, at the core provider nearest the wire
+ * (lgp_fabric.h) -- except o_r.  LogGP's receive overhead is the receiver's
+ * time in the call that hands it the message, but beneath a utility
+ * provider (ofi_rxm, ofi_rxd) the core's receive completion is read inside
+ * the utility's progress, which also runs in calls that return nothing to
+ * the application (a send, a CQ read before the message is matched).  So
+ * while o_r is set, a utility's fabric, domains and CQs get thin ops
+ * overrides: the utility CQ read that hands receive completions to the
+ * application spins o_r for each, and the core domain the utility domain
+ * opens beneath it charges none.  With o_r at zero the utility is not
+ * touched at all.
+ */
+#ifndef LGP_UTIL_H
+#define LGP_UTIL_H
+
+#include <stdbool.h>
+
+#include <rdma/fabric.h>
+
+struct lgp_domain;
+
+/* Called for every utility fabric the application opens; 0 or -FI_ENOMEM. */
+int lgp_util_hook(struct fid_fabric *fabric);
+
+/*
+ * Called by every core domain as it opens: true if a utility domain is
+ * opening it on this thread, which then charges o_r in its place.
+ */
+bool lgp_util_claim(struct lgp_domain *core);
+
+#endif /* LGP_UTIL_H */
