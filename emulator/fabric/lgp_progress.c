@@ -11,7 +11,11 @@
  * shimmed domain (send, CQ read) releases what is due, which keeps delays
  * exact for applications that poll, as MPI and libfabric programs do, and
  * the thread sleeps on a condition variable until the earliest release
- * time (timer slack cut to 1 ns) to cover an application that computes.
+ * time to cover an application that computes.  A timed sleep wakes late
+ * (tens of us on a busy or virtual host, even with the timer slack cut to
+ * 1 ns), so it sleeps until LGP_PROGRESS_SPIN_NS before the release and
+ * spins the rest, without its lock; as SCHED_IDLE, only on a core that
+ * has nothing else to run.
  *
  * Waking the thread is not free: a futex call in the send path, and a
  * thread that preempts a busy-polling rank on a full machine makes the
@@ -55,6 +59,8 @@
 #define LGP_PROGRESS_EXIT_FLUSH_NS	5000000000ULL
 /* How long after the last send the thread keeps ticking. */
 #define LGP_PROGRESS_LINGER_NS	10000000ULL
+/* The last stretch before a release, spun instead of slept. */
+#define LGP_PROGRESS_SPIN_NS	20000ULL
 
 static pthread_mutex_t lgp_prog_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t lgp_prog_cond;
@@ -95,6 +101,13 @@ static void lgp_progress_sleep(uint64_t until)
 		return;
 	}
 	delta = until > now ? until - now : 0;
+	if (delta <= LGP_PROGRESS_SPIN_NS) {
+		lgp_prog_lock_drop();
+		lgp_spin_until(until);
+		lgp_prog_lock_take();
+		return;
+	}
+	delta -= LGP_PROGRESS_SPIN_NS;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	ts.tv_sec += (time_t) (delta / 1000000000ULL);
 	ts.tv_nsec += (long) (delta % 1000000000ULL);

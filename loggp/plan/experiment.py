@@ -180,6 +180,7 @@ class Launcher(_Model):
     group: str | None = None
     prefix: str | None = None
     slots: Annotated[int, Field(ge=1, le=1024)] = 1
+    pin: bool = False
     mpirun_args: list[str] = []
 
     @property

@@ -182,7 +182,14 @@ def _mpi_argv(exp: Experiment, w: Workload, env: dict[str, str], point_dir: Path
         argv = [*_netns_argv(exp, w.ranks, env, point_dir), "-n", str(w.ranks)]
     else:
         argv = [_mpirun(), "-n", str(w.ranks)]
-    argv += ["--oversubscribe", "--bind-to", "none"]
+    # Pinned ranks are not moved between cores in the middle of a delay; more ranks than
+    # cores still run (overload-allowed), sharing cores round-robin.
+    bind = (
+        ["--map-by", "core", "--bind-to", "core:overload-allowed"]
+        if launcher.pin
+        else ["--bind-to", "none"]
+    )
+    argv += ["--oversubscribe", *bind]
     if os.geteuid() == 0:
         argv.append("--allow-run-as-root")
     if launcher.kind == "mpirun" and launcher.hostfile:

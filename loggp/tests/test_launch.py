@@ -87,6 +87,20 @@ def test_mpirun_command_beneath_the_shim(tmp_path: Path, fake_build: Path) -> No
     assert argv[argv.index("LOGGP_PROVIDER") - 1] == "-x"
 
 
+@pytest.mark.parametrize(
+    ("pin", "binding"),
+    [("false", ["--bind-to", "none"]), ("true", ["--bind-to", "core:overload-allowed"])],
+)
+def test_ranks_bound_to_cores_only_when_pinned(
+    tmp_path: Path, fake_build: Path, pin: str, binding: list[str]
+) -> None:
+    exp = _exp(tmp_path, f"{{kind: local, pin: {pin}}}")
+    argv = point_launch(exp, exp.workloads[0], KnobSet(), tmp_path, None).argv
+    i = argv.index("--bind-to")
+    assert argv[i : i + 2] == binding and argv.count("--bind-to") == 1
+    assert ("--map-by" in argv) == (pin == "true")
+
+
 def test_ansible_launcher_writes_a_hostfile(tmp_path: Path, fake_build: Path) -> None:
     inv = tmp_path / "hosts.ini"
     inv.write_text(INVENTORY)
