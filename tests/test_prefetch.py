@@ -7,6 +7,9 @@
   strided reader with backward seeks runs; a two-entry, two-range configuration fetches
   exactly each range's blocks; files without hints are never tracked; the application's
   own posix_fadvise stops the prefetcher for that file.
+- The store back-end beneath the store's direct-I/O mount: reads served from the
+  client-side cache, byte-exact; its cache within CacheSize blocks by its counters; the
+  servers serve fewer reads than without it.
 - The advice manager: descriptors handed over a Unix socket, its advisors' counters; an
   unreachable manager, a missing or malformed configuration: one line on stderr, and
   the reads are still right.
@@ -23,6 +26,7 @@ from pathlib import Path
 
 import pytest
 from conftest import BUILD, base_env, json_line, run
+from test_pfs import Instance, Mount, cli, fuse_ok  # noqa: F401 (fuse_ok: a fixture)
 
 pytestmark = pytest.mark.integration
 
@@ -286,3 +290,45 @@ def test_an_unreachable_manager_is_one_line_and_advice_stays_in_the_process(
     assert "advising in the process instead" in lines[0]
     st = pf.stats(env)
     assert st["mode"] == "thread" and st["fetched"] > 0, st
+
+
+def server_reads(inst: Instance) -> int:
+    proc = cli(inst, "stats")
+    assert proc.returncode == 0, proc.stderr
+    return sum(json.loads(line)["reads"] for line in proc.stdout.splitlines())
+
+
+@pytest.mark.usefixtures("fuse_ok")
+def test_the_store_back_end_serves_reads_from_its_cache(pf: Prefetch) -> None:
+    inst = Instance(pf.root / "store", 2, base_env())
+    mount = None
+    try:
+        mount = Mount(inst, pf.root / "store" / "mnt", True, base_env())
+        path = mount.mnt / "f.dat"
+        pf.read(base_env(), "make", str(path), str(4 * MiB))
+        config = pf.config("store.json", [entry(path, MiB, 3, 1, [(0, 0)])])
+        store = {"pfs_instance": str(inst.dir), "pfs_mount": str(mount.mnt)}
+        strided = ("window", str(path), str(64 * KiB), str(96 * KiB))
+
+        before = server_reads(inst)
+        plain = pf.read(base_env(), *strided)
+        middle = server_reads(inst)
+        env = pf.env(config, **store)
+        hinted = pf.read(env, *strided)
+        after = server_reads(inst)
+        n = plain["reads"]
+        assert plain["ok"] and hinted["ok"] and hinted["reads"] == n == 43
+        st = pf.stats(env)
+        assert st["served"] > 0 and st["served"] + st["missed"] == n, st
+        assert st["cache_max"] <= 3 and st["store_reads"] == st["fetched"], st
+        # 43 reads of 64 KiB without it; with it, blocks of 1 MiB (one stripe unit each)
+        assert after - middle < (middle - before) / 2, (before, middle, after)
+
+        args = ("pattern", str(path), "4", "4", "30")
+        env = pf.env(config, **store)
+        assert pf.read(env, *args)["digest"] == pf.read(base_env(), *args)["digest"]
+        assert pf.stats(env)["served"] > 0
+    finally:
+        if mount is not None:
+            mount.unmount()
+        inst.kill_all()

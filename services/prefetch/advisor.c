@@ -101,7 +101,7 @@ struct pf_advisor *pf_advisor_open(const struct pf_entry *e, const struct pf_bac
 	a->ops = ops;
 	a->cnt = cnt;
 	a->threaded = threaded;
-	if (ops->open(&a->ctx, fd, path, &a->size, err, errlen) < 0) {
+	if (ops->open(&a->ctx, fd, path, &a->size, cnt, err, errlen) < 0) {
 		free_advisor(a);
 		return NULL;
 	}
@@ -167,9 +167,28 @@ int pf_counters_json(const struct pf_counters *c, char *buf, size_t len)
 {
 	return snprintf(buf, len,
 			"\"files\":%lu,\"requests\":%lu,\"fetched\":%lu,\"released\":%lu,"
-			"\"oversized\":%lu,\"dropped\":%lu,\"errors\":%lu,\"window_max\":%u",
+			"\"oversized\":%lu,\"dropped\":%lu,\"errors\":%lu,\"window_max\":%u,"
+			"\"served\":%lu,\"missed\":%lu,\"store_reads\":%lu,"
+			"\"store_bytes\":%lu,\"cache_max\":%u",
 			atomic_load(&c->files), atomic_load(&c->requests),
 			atomic_load(&c->fetched), atomic_load(&c->released),
 			atomic_load(&c->oversized), atomic_load(&c->dropped),
-			atomic_load(&c->errors), atomic_load(&c->window_max));
+			atomic_load(&c->errors), atomic_load(&c->window_max),
+			atomic_load(&c->served), atomic_load(&c->missed),
+			atomic_load(&c->store_reads), atomic_load(&c->store_bytes),
+			atomic_load(&c->cache_max));
+}
+
+ssize_t pf_advisor_serve(struct pf_advisor *a, void *buf, uint64_t off, uint64_t len)
+{
+	if (!a->ops->serve)
+		return -1;
+	ssize_t n = a->ops->serve(a->ctx, buf, off, len);
+	atomic_fetch_add(n >= 0 ? &a->cnt->served : &a->cnt->missed, 1);
+	return n;
+}
+
+int pf_advisor_serves(const struct pf_advisor *a)
+{
+	return a->ops->serve != NULL;
 }

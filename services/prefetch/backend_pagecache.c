@@ -20,8 +20,8 @@ struct pc_ctx {
 	int fd;
 };
 
-static int pc_open(void **ctx, int fd, const char *path, uint64_t *size, char *err,
-		   size_t errlen)
+static int pc_open(void **ctx, int fd, const char *path, uint64_t *size,
+		   struct pf_counters *cnt, char *err, size_t errlen)
 {
 	struct stat st;
 	struct pc_ctx *c = malloc(sizeof(*c));

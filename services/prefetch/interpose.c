@@ -61,12 +61,40 @@ static FILE *fopened(FILE *fp)
 	return fp;
 }
 
-/* A read of n bytes at off (a negative n: it failed). */
+#define NOT_SERVED (-2)
+
+/*
+ * A read of n bytes at off (-1: at the description's position) of a file
+ * whose back-end serves reads (the store's): advised first, then copied
+ * from its cache, moving the position as read() would.  NOT_SERVED when
+ * the back-end does not serve or does not hold it all: the caller reads.
+ */
+static ssize_t serve(int fd, void *buf, size_t n, off_t off)
+{
+	struct pf_tracker *t = pf_track_get(fd);
+	ssize_t r = NOT_SERVED;
+	if (!t)
+		return r;
+	off_t at = off >= 0 || !pf_track_serves(t) ? off : lseek(fd, 0, SEEK_CUR);
+	if (pf_track_serves(t) && at >= 0 && n > 0) {
+		pf_track_read(t, (uint64_t)at, n);
+		r = pf_track_serve(t, buf, (uint64_t)at, n);
+		if (r >= 0 && off < 0 && lseek(fd, at + r, SEEK_SET) < 0)
+			r = -1;
+		r = r >= 0 ? r : NOT_SERVED;
+	}
+	pf_track_put(t);
+	return r;
+}
+
+/* A read of n bytes at off (a negative n: it failed).  Back-ends that
+ * serve reads were advised by serve() already. */
 static ssize_t was_read(int fd, ssize_t n, off_t off)
 {
 	struct pf_tracker *t;
 	if (n > 0 && (t = pf_track_get(fd))) {
-		pf_track_read(t, (uint64_t)off, (uint64_t)n);
+		if (!pf_track_serves(t))
+			pf_track_read(t, (uint64_t)off, (uint64_t)n);
 		pf_track_put(t);
 	}
 	return n;
@@ -78,7 +106,7 @@ static ssize_t was_read_here(int fd, ssize_t n)
 	struct pf_tracker *t;
 	if (n > 0 && (t = pf_track_get(fd))) {
 		off_t end = lseek(fd, 0, SEEK_CUR);
-		if (end >= n)
+		if (end >= n && !pf_track_serves(t))
 			pf_track_read(t, (uint64_t)(end - n), (uint64_t)n);
 		pf_track_put(t);
 	}
@@ -197,37 +225,43 @@ PF_EXPORT FILE *fdopen(int fd, const char *mode)
 PF_EXPORT ssize_t read(int fd, void *buf, size_t n)
 {
 	NEXT(read);
-	return was_read_here(fd, next_read(fd, buf, n));
+	ssize_t r = serve(fd, buf, n, -1);
+	return r != NOT_SERVED ? r : was_read_here(fd, next_read(fd, buf, n));
 }
 
 PF_EXPORT ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen)
 {
 	NEXT(__read_chk);
-	return was_read_here(fd, next___read_chk(fd, buf, n, buflen));
+	ssize_t r = n <= buflen ? serve(fd, buf, n, -1) : NOT_SERVED;
+	return r != NOT_SERVED ? r : was_read_here(fd, next___read_chk(fd, buf, n, buflen));
 }
 
 PF_EXPORT ssize_t pread(int fd, void *buf, size_t n, off_t off)
 {
 	NEXT(pread);
-	return was_read(fd, next_pread(fd, buf, n, off), off);
+	ssize_t r = off >= 0 ? serve(fd, buf, n, off) : NOT_SERVED;
+	return r != NOT_SERVED ? r : was_read(fd, next_pread(fd, buf, n, off), off);
 }
 
 PF_EXPORT ssize_t pread64(int fd, void *buf, size_t n, off64_t off)
 {
 	NEXT(pread64);
-	return was_read(fd, next_pread64(fd, buf, n, off), off);
+	ssize_t r = off >= 0 ? serve(fd, buf, n, off) : NOT_SERVED;
+	return r != NOT_SERVED ? r : was_read(fd, next_pread64(fd, buf, n, off), off);
 }
 
 PF_EXPORT ssize_t __pread_chk(int fd, void *buf, size_t n, off_t off, size_t buflen)
 {
 	NEXT(__pread_chk);
-	return was_read(fd, next___pread_chk(fd, buf, n, off, buflen), off);
+	ssize_t r = n <= buflen && off >= 0 ? serve(fd, buf, n, off) : NOT_SERVED;
+	return r != NOT_SERVED ? r : was_read(fd, next___pread_chk(fd, buf, n, off, buflen), off);
 }
 
 PF_EXPORT ssize_t __pread64_chk(int fd, void *buf, size_t n, off64_t off, size_t buflen)
 {
 	NEXT(__pread64_chk);
-	return was_read(fd, next___pread64_chk(fd, buf, n, off, buflen), off);
+	ssize_t r = n <= buflen && off >= 0 ? serve(fd, buf, n, off) : NOT_SERVED;
+	return r != NOT_SERVED ? r : was_read(fd, next___pread64_chk(fd, buf, n, off, buflen), off);
 }
 
 PF_EXPORT ssize_t readv(int fd, const struct iovec *iov, int cnt)

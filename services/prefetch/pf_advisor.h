@@ -10,9 +10,9 @@
 #ifndef PF_ADVISOR_H
 #define PF_ADVISOR_H
 
-#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "pf_backend.h"
 #include "pf_config.h"
@@ -20,18 +20,6 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/* Counters shared by every advisor of a process (or a manager). */
-struct pf_counters {
-	atomic_ulong files;		/* advisors opened */
-	atomic_ulong requests;		/* requests taken */
-	atomic_ulong fetched;		/* blocks fetched */
-	atomic_ulong released;		/* blocks released */
-	atomic_ulong oversized;		/* requests larger than a block */
-	atomic_ulong dropped;		/* requests lost to a full queue */
-	atomic_ulong errors;		/* advisors that could not open */
-	atomic_uint window_max;		/* most blocks one window held */
-};
 
 struct pf_advisor;
 
@@ -43,13 +31,15 @@ struct pf_advisor *pf_advisor_open(const struct pf_entry *e, const struct pf_bac
 				   int fd, const char *path, int threaded,
 				   struct pf_counters *cnt, char *err, size_t errlen);
 void pf_advisor_request(struct pf_advisor *a, uint64_t off, uint64_t len);
+/* The back-end's cache serves the read (pf_backend_ops.serve): len, or -1. */
+ssize_t pf_advisor_serve(struct pf_advisor *a, void *buf, uint64_t off, uint64_t len);
+/* 1 when the back-end serves reads itself. */
+int pf_advisor_serves(const struct pf_advisor *a);
 /* Stops advising (the application advises this file itself); idempotent. */
 void pf_advisor_detach(struct pf_advisor *a);
 /* Finishes the queued requests, then frees the advisor. */
 void pf_advisor_close(struct pf_advisor *a);
 
-/* Appends the counters as JSON members ("files":N,...) to buf. */
-int pf_counters_json(const struct pf_counters *c, char *buf, size_t len);
 
 #ifdef __cplusplus
 }

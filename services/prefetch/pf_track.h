@@ -14,6 +14,7 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 struct pf_tracker;
 
@@ -35,6 +36,10 @@ void pf_track_put(struct pf_tracker *t);
 
 /* The application read len bytes at off. */
 void pf_track_read(struct pf_tracker *t, uint64_t off, uint64_t len);
+/* 1 when reads are served from the back-end's cache (the store's). */
+int pf_track_serves(const struct pf_tracker *t);
+/* Copies [off, off + len) from that cache: len, or -1 (read as usual). */
+ssize_t pf_track_serve(struct pf_tracker *t, void *buf, uint64_t off, uint64_t len);
 /* The application chose a read pattern with posix_fadvise: stop advising. */
 void pf_track_app_advice(struct pf_tracker *t);
 

@@ -2,6 +2,7 @@
 #include "pf_track.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -35,9 +36,9 @@ static atomic_ulong hinted_opens, app_advice, bypass[3];
 static int threaded = 1;
 static const char *stats_path;
 static struct pf_mclient *manager;
-static atomic_int said[4];
+static atomic_int said[5];
 
-enum { SAY_CONFIG, SAY_OPEN, SAY_MANAGER, SAY_SETTING };
+enum { SAY_CONFIG, SAY_OPEN, SAY_MANAGER, SAY_SETTING, SAY_STORE };
 
 /* One line on stderr, once per kind of trouble. */
 static void say(int kind, const char *fmt, ...)
@@ -83,6 +84,8 @@ void pf_track_init(void)
 	const char *path = getenv("LOGGP_PREFETCH_CONFIG");
 	const char *adv = getenv("LOGGP_PREFETCH_ADVISOR");
 	const char *sock = getenv("LOGGP_PREFETCH_MANAGER");
+	const char *inst = getenv("LOGGP_PREFETCH_PFS_INSTANCE");
+	const char *mnt = getenv("LOGGP_PREFETCH_PFS_MOUNT");
 	stats_path = getenv("LOGGP_PREFETCH_STATS");
 	if (!path || !*path)
 		return;
@@ -98,6 +101,8 @@ void pf_track_init(void)
 	}
 	if (sock && *sock && pf_mclient_connect(sock, &manager, err, sizeof(err)) < 0)
 		say(SAY_MANAGER, "%s; advising in the process instead", err);
+	if (inst && *inst && mnt && *mnt && pf_pfs_setup(inst, mnt, err, sizeof(err)) < 0)
+		say(SAY_STORE, "%s; its files are prefetched through the page cache", err);
 	config = c;
 	if (stats_path)
 		atexit(write_stats);
@@ -169,9 +174,14 @@ void pf_track_open(int fd)
 	if (!t)
 		return;
 	t->refs = 1;
-	if (manager && pf_mclient_open(manager, e, fd, path, &t->id, err, sizeof(err)) < 0)
+	/* Read-only files beneath the store's mount: its own cache, advised
+	 * inline (a fetch only sends requests). */
+	if (pf_pfs_claims(path) && (fcntl(fd, F_GETFL) & O_ACCMODE) == O_RDONLY &&
+	    !(t->adv = pf_advisor_open(e, &pf_pfs_ops, fd, path, 0, &counters, err, sizeof(err))))
+		say(SAY_STORE, "%s; prefetched through the page cache instead", err);
+	else if (manager && pf_mclient_open(manager, e, fd, path, &t->id, err, sizeof(err)) < 0)
 		say(SAY_MANAGER, "%s; advising in the process instead", err);
-	if (!t->id)
+	if (!t->id && !t->adv)
 		t->adv = pf_advisor_open(e, &pf_pagecache_ops, fd, path, threaded, &counters, err,
 					 sizeof(err));
 	if (!t->id && !t->adv) {
@@ -210,6 +220,18 @@ void pf_track_read(struct pf_tracker *t, uint64_t off, uint64_t len)
 		pf_advisor_request(t->adv, off, len);
 	else
 		pf_mclient_request(manager, t->id, off, len);
+}
+
+int pf_track_serves(const struct pf_tracker *t)
+{
+	return t->adv && pf_advisor_serves(t->adv);
+}
+
+ssize_t pf_track_serve(struct pf_tracker *t, void *buf, uint64_t off, uint64_t len)
+{
+	if (atomic_load_explicit(&t->advised, memory_order_relaxed))
+		return -1;
+	return pf_advisor_serve(t->adv, buf, off, len);
 }
 
 void pf_track_app_advice(struct pf_tracker *t)
