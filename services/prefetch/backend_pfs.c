@@ -20,7 +20,11 @@
 #include "pf_backend.h"
 #include "pfs.h"
 
+/* Connected at the first hinted open, not at load: a process that forks
+ * before it reads (rootio's instances) must not share its client. */
+static pthread_mutex_t store_lock = PTHREAD_MUTEX_INITIALIZER;
 static pfs_t *store;
+static char instance_dir[PATH_MAX];
 static char mount_dir[PATH_MAX];
 static size_t mount_len;
 
@@ -46,30 +50,50 @@ int pf_pfs_setup(const char *instance, const char *mount, char *err, size_t errl
 		snprintf(err, errlen, "store mount %s: %s", mount, strerror(errno));
 		return -errno;
 	}
-	mount_len = strlen(mount_dir);
-	int rc = pfs_connect(instance, NULL, &store);
-	if (rc < 0) {
-		snprintf(err, errlen, "store %s: %s", instance, pfs_errmsg());
-		return rc;
+	if (strlen(instance) >= sizeof(instance_dir)) {
+		snprintf(err, errlen, "store %s: path too long", instance);
+		return -ENAMETOOLONG;
 	}
+	strcpy(instance_dir, instance);
+	mount_len = strlen(mount_dir);
 	return 0;
 }
 
 int pf_pfs_claims(const char *path)
 {
-	return store && strncmp(path, mount_dir, mount_len) == 0 && path[mount_len] == '/';
+	return mount_len && strncmp(path, mount_dir, mount_len) == 0 && path[mount_len] == '/';
+}
+
+void pf_pfs_forked(void)
+{
+	store = NULL;	/* the parent's client: its progress thread is not here */
+}
+
+static pfs_t *connected(char *err, size_t errlen)
+{
+	pthread_mutex_lock(&store_lock);
+	if (!store && pfs_connect(instance_dir, NULL, &store) < 0) {
+		snprintf(err, errlen, "store %s: %s", instance_dir, pfs_errmsg());
+		store = NULL;
+	}
+	pfs_t *p = store;
+	pthread_mutex_unlock(&store_lock);
+	return p;
 }
 
 static int ps_open(void **ctx, int fd, const char *path, uint64_t *size,
 		   struct pf_counters *cnt, char *err, size_t errlen)
 {
 	struct pfs_attr st;
+	pfs_t *p = connected(err, errlen);
+	if (!p)
+		return -EIO;
 	struct ps_ctx *c = calloc(1, sizeof(*c));
 	if (!c) {
 		snprintf(err, errlen, "%s: out of memory", path);
 		return -ENOMEM;
 	}
-	int rc = pfs_open(store, path + mount_len, O_RDONLY, 0, &c->f);
+	int rc = pfs_open(p, path + mount_len, O_RDONLY, 0, &c->f);
 	if (rc == 0 && (rc = pfs_fstat(c->f, &st)) < 0)
 		pfs_close(c->f);
 	if (rc < 0) {

@@ -65,12 +65,14 @@ extern const struct pf_backend_ops pf_pagecache_ops;
  * The parallel file store (services/pfs) beneath its FUSE mount: blocks
  * read by the store's client library with asynchronous requests into a
  * cache in the process, from which the application's reads are served.
- * pf_pfs_setup() connects to the instance whose mount is at mount (once);
- * pf_pfs_claims() says whether a resolved path is beneath that mount.
+ * pf_pfs_setup() names the instance and where it is mounted (the process
+ * connects at its first open); pf_pfs_claims() says whether a resolved path
+ * is beneath that mount; pf_pfs_forked() forgets the parent's connection.
  */
 extern const struct pf_backend_ops pf_pfs_ops;
 int pf_pfs_setup(const char *instance, const char *mount, char *err, size_t errlen);
 int pf_pfs_claims(const char *path);
+void pf_pfs_forked(void);
 
 #ifdef __cplusplus
 }

@@ -251,6 +251,7 @@ void pf_track_bypass(struct pf_tracker *t, enum pf_bypass how)
 
 void pf_track_forked(void)
 {
+	pf_pfs_forked();
 	for (int fd = 0; fd < PF_FDS; fd++)
 		atomic_store_explicit(&tab[fd], NULL, memory_order_relaxed);
 }
