@@ -10,6 +10,9 @@
 - The store back-end beneath the store's direct-I/O mount: reads served from the
   client-side cache, byte-exact; its cache within CacheSize blocks by its counters; the
   servers serve fewer reads than without it.
+- rootio: its pattern (increasing offsets, backward seeks, no byte twice) written as a fio
+  iolog and replayed with the same reads; every mode reads right bytes, mercury beneath
+  the prefetcher; bad options are one line.
 - The advice manager: descriptors handed over a Unix socket, its advisors' counters; an
   unreachable manager, a missing or malformed configuration: one line on stderr, and
   the reads are still right.
@@ -332,3 +335,50 @@ def test_the_store_back_end_serves_reads_from_its_cache(pf: Prefetch) -> None:
         if mount is not None:
             mount.unmount()
         inst.kill_all()
+
+
+def rootio(*args: str) -> subprocess.CompletedProcess[str]:
+    prog = BUILD / "workloads" / "rootio" / "rootio"
+    if not prog.is_file():
+        pytest.fail(f"not built: {prog} (cmake --build {BUILD})")
+    return run([str(prog), *args], base_env(), timeout=TIMEOUT)
+
+
+def test_rootio_pattern_replay_and_modes(pf: Prefetch) -> None:
+    d = pf.root / "rootio"
+    d.mkdir()
+    trace = d / "t.log"
+    assert rootio("-d", str(d), "-s", "8M", "-r", "64K", "-G", str(trace)).returncode == 0
+    lines = trace.read_text().splitlines()
+    assert lines[0] == "fio version 2 iolog" and lines[-1].endswith(" close")
+    reads = [(int(w[2]), int(w[3])) for w in (ln.split() for ln in lines) if w[1] == "read"]
+    back = sum(1 for a, b in zip(reads, reads[1:], strict=False) if b[0] < a[0])
+    assert back > 0 and len(reads) > 40
+    seen = sorted(reads)
+    assert all(a[0] + a[1] <= b[0] for a, b in zip(seen, seen[1:], strict=False))  # disjoint
+    results = {}
+    for mode in ("off", "willneed", "mercury"):
+        proc = rootio("-d", str(d), "-s", "8M", "-r", "64K", "-m", mode, "-b", "256K")
+        res = json_line(proc.stdout)
+        assert proc.returncode == 0 and res["valid"], proc.stderr
+        results[mode] = res["metrics"]
+    assert {m["reads"] for m in results.values()} == {len(reads)}
+    assert {m["backward"] for m in results.values()} == {back}
+    proc = rootio("-t", str(trace))
+    replay = json_line(proc.stdout)
+    assert replay["valid"] and replay["metrics"]["reads"] == len(reads), proc.stderr
+    assert replay["metrics"]["backward"] == back
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["-d", "x", "-m", "fast"], "bad value 'fast' for -m: expected off, willneed or mercury"),
+        (["-d", "x", "-n", "0"], "bad value '0' for -n: expected an integer from 1 to 64"),
+        (["-d", "x", "-i", "/inst"], "-i INSTANCE and -M MOUNT go together"),
+        (["-s", "1M"], "-d DIR is required"),
+    ],
+)
+def test_rootio_bad_options_are_one_line(args: list[str], says: str) -> None:
+    proc = rootio(*args)
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and says in proc.stderr
