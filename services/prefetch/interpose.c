@@ -17,6 +17,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "pf_fortify.h"
 #include "pf_real.h"
 #include "pf_track.h"
 
@@ -29,16 +30,6 @@
 	if (__builtin_expect(!next_##fn, 0))                            \
 		next_##fn = (__typeof__(fn) *)dlsym(RTLD_NEXT, #fn)
 
-/* Fortified forms glibc's headers declare only with _FORTIFY_SOURCE. */
-int __open_2(const char *path, int flags);
-int __open64_2(const char *path, int flags);
-int __openat_2(int dirfd, const char *path, int flags);
-int __openat64_2(int dirfd, const char *path, int flags);
-ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen);
-ssize_t __pread_chk(int fd, void *buf, size_t n, off_t off, size_t buflen);
-ssize_t __pread64_chk(int fd, void *buf, size_t n, off64_t off, size_t buflen);
-size_t __fread_chk(void *ptr, size_t ptrlen, size_t size, size_t n, FILE *fp);
-size_t __fread_unlocked_chk(void *ptr, size_t ptrlen, size_t size, size_t n, FILE *fp);
 
 __attribute__((constructor)) static void pf_load(void)
 {

@@ -37,14 +37,8 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-int __open_2(const char *path, int flags);
-int __open64_2(const char *path, int flags);
-int __openat_2(int dirfd, const char *path, int flags);
-int __openat64_2(int dirfd, const char *path, int flags);
-ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen);
-ssize_t __pread_chk(int fd, void *buf, size_t n, off_t off, size_t buflen);
-ssize_t __pread64_chk(int fd, void *buf, size_t n, off64_t off, size_t buflen);
-size_t __fread_chk(void *ptr, size_t ptrlen, size_t size, size_t n, FILE *fp);
+#include "pf_fortify.h"
+
 
 #define MAX_REQ (300 << 10)
 #define NOPEN 15
