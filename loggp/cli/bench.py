@@ -11,10 +11,21 @@ from types import ModuleType
 
 from rich.console import Console
 
-from loggp.bench import accuracy, default, kvs, kvserver, pfs, wire
+from loggp.bench import accuracy, default, kvs, kvserver, pfs, prefetch, wire
 from loggp.errors import UsageError
 
-BENCHES: dict[str, ModuleType] = {m.NAME: m for m in (accuracy, default, kvs, kvserver, pfs, wire)}
+BENCHES: dict[str, ModuleType] = {
+    m.NAME: m
+    for m in (
+        accuracy,
+        default,
+        kvs,
+        kvserver,
+        pfs,
+        prefetch,
+        wire,
+    )
+}
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:

@@ -1,0 +1,169 @@
+"""prefetch benchmark: the seed's three-way comparison (no hints, whole-file WILLNEED, the
+prefetcher) of a strided ROOT-like reader over the parallel file store, beneath the shim.
+
+    loggp bench prefetch --build build
+
+Two store servers (1 MiB stripes over both) and their FUSE mount in direct-I/O mode, all
+beneath the knobs: ΔL of 10 and 100 µs, each at 1 GB/s and 100 MB/s, and no shim.  At each
+setting `rootio` reads a 64 MiB file once per mode in turn (`--repeats` rounds, the median
+reported): requests of 250 KB on average, gaps as long, a backward seek in 16 reads, and
+`--compute` ns of work per byte read after each read.  Modes: `off`; `willneed`
+(posix_fadvise over the whole file at open); `mercury` (the prefetcher's store back-end:
+BlockSize 4 MiB, CacheSize 8, ReadAheadSize 4, the seed's settings, blocks read through the
+store's library).  For each: run time, time waiting in read, and the reads the servers
+served (their counters before and after).  The overlap bound: the prefetcher can at best
+hide I/O behind compute, so its run time is at least max(compute, I/O) and its gain at most
+min(compute, I/O) / (compute + I/O), with compute rootio's `compute_s` and I/O the run time
+of the same reads without compute and without hints.  Writes docs/benchmarks-prefetch.json
+and replaces its own section of docs/benchmarks.md.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from loggp.bench.doc import machine, parser, publish
+from loggp.bench.pfs import PROVIDER, Store, environment
+from loggp.results.protocol import result_line
+
+NAME = "prefetch"
+SUMMARY = "rootio over the file store: no hints, WILLNEED, the prefetcher; runtime, server reads"
+TOOL = "prefetch_bench"
+BEGIN = "<!-- prefetch:begin (written by loggp bench prefetch) -->"
+END = "<!-- prefetch:end -->"
+MODES = ("off", "willneed", "mercury")
+KNOBS: tuple[tuple[str, dict[str, str]], ...] = (
+    ("none", {}),
+    ("ΔL 10 µs, 1 GB/s", {"latency": "10us", "bandwidth": "1GB/s"}),
+    ("ΔL 10 µs, 100 MB/s", {"latency": "10us", "bandwidth": "100MB/s"}),
+    ("ΔL 100 µs, 1 GB/s", {"latency": "100us", "bandwidth": "1GB/s"}),
+    ("ΔL 100 µs, 100 MB/s", {"latency": "100us", "bandwidth": "100MB/s"}),
+)
+SIZE = "64M"
+
+
+class Mount:
+    """loggp-pfs mount --direct-io of an instance, beneath the same knobs."""
+
+    def __init__(self, build: Path, inst: Path, mnt: Path, env: dict[str, str]) -> None:
+        mnt.mkdir()
+        self.mnt = mnt
+        argv = [str(build / "services" / "pfs" / "loggp-pfs"), "-i", str(inst), "mount",
+                "--direct-io", str(mnt)]  # fmt: skip
+        self.proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE,
+                                     stderr=subprocess.STDOUT, text=True)  # fmt: skip
+        assert self.proc.stdout is not None
+        if not self.proc.stdout.readline().startswith("loggp-pfs: mounted"):
+            sys.exit(f"{TOOL}: the store's mount did not start (needs /dev/fuse, fuse3)")
+
+    def stop(self) -> None:
+        subprocess.run(["fusermount3", "-u", str(self.mnt)], check=False, timeout=60)
+        self.proc.wait(60)
+
+
+def server_reads(build: Path, inst: Path, env: dict[str, str]) -> int:
+    argv = [str(build / "services" / "pfs" / "loggp-pfs"), "-i", str(inst), "stats"]
+    out = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=60, check=True)
+    return sum(json.loads(line)["reads"] for line in out.stdout.splitlines())
+
+
+def rootio(build: Path, env: dict[str, str], args: list[str]) -> dict[str, Any]:
+    argv = [str(build / "workloads" / "rootio" / "rootio"), *args]
+    proc = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=900)
+    res = result_line(proc.stdout)
+    if proc.returncode or res is None or not res["valid"]:
+        sys.exit(f"{TOOL}: rootio {' '.join(args)} failed:\n{proc.stderr[-2000:]}")
+    return res["metrics"]
+
+
+def setting(build: Path, root: Path, label: str, knobs: dict[str, str], repeats: int,
+            compute: float) -> list[dict[str, Any]]:  # fmt: skip
+    env = environment(build, knobs)
+    plain = environment(build, {})
+    store = Store(build, root, 2, env)
+    mount = None
+    runs: dict[str, list[dict[str, Any]]] = {m: [] for m in MODES}
+    try:
+        mount = Mount(build, store.dir, root / f"mnt-{len(list(root.iterdir()))}", env)
+        common = ["-d", str(mount.mnt), "-s", SIZE, "-c", str(compute)]
+        store_args = ["-i", str(store.dir), "-M", str(mount.mnt)]
+        for _ in range(repeats):
+            for mode in MODES:
+                before = server_reads(build, store.dir, plain)
+                extra = store_args if mode == "mercury" else []
+                m = rootio(build, env, [*common, "-m", mode, *extra])
+                m["server_reads"] = server_reads(build, store.dir, plain) - before
+                runs[mode].append(m)
+        # the same reads without compute: the I/O the compute could hide
+        io_only = rootio(build, env, ["-d", str(mount.mnt), "-s", SIZE, "-m", "off"])
+    finally:
+        if mount is not None:
+            mount.stop()
+        store.stop()
+    rows = []
+    for mode in MODES:
+        med = {k: statistics.median(r[k] for r in runs[mode]) for k in runs[mode][0]}
+        rows.append({"knobs": label, "mode": mode, "io_only_s": io_only["time_s"], **med})
+        print(f"{TOOL}: {label} {mode}: {med['time_s']:.3f} s, "
+              f"{med['server_reads']:.0f} server reads", flush=True)  # fmt: skip
+    return rows
+
+
+def markdown(doc: dict[str, Any]) -> str:
+    m = doc["machine"]
+    out = [
+        BEGIN,
+        "## Prefetching a strided reader over the file store (rootio)",
+        "",
+        f"Machine: {m['cpu']}, {m['cores']} cores, Linux {m['kernel']}, libfabric "
+        f"{m['libfabric']}, run {m['date']} (load average {m['loadavg_1min']:.2f} at start).",
+        f"Provider {PROVIDER}; 2 servers (1 MiB stripes over both) and their FUSE mount "
+        "(direct I/O) on this machine, beneath the knobs; rootio reads a "
+        f"{SIZE}iB file (250 KB requests, equal gaps, a backward seek in 16 reads) with "
+        f"{doc['compute_ns_per_byte']} ns of compute per byte read; median of "
+        f"{doc['repeats']} rounds.  off: no hints; willneed: posix_fadvise(WILLNEED) over "
+        "the file at open; mercury: the prefetcher's store back-end (4 MiB blocks, "
+        "CacheSize 8, ReadAheadSize 4).  Gain: 1 − time / time(off); bound: the overlap "
+        "bound on the gain, min(compute, I/O) / (compute + I/O), with compute rootio's "
+        "compute time and I/O the time of the same reads without compute or hints.",
+        "",
+        "| knobs | mode | time s | in read s | server reads | gain | bound |",
+        "|---|---|---:|---:|---:|---:|---:|",
+    ]
+    off = {r["knobs"]: r for r in doc["rows"] if r["mode"] == "off"}
+    for r in doc["rows"]:
+        base = off[r["knobs"]]
+        io, compute = r["io_only_s"], base["compute_s"]
+        bound = min(compute, io) / (compute + io) if compute + io > 0 else 0.0
+        out.append(
+            f"| {r['knobs']} | {r['mode']} | {r['time_s']:.3f} | {r['io_s']:.3f} | "
+            f"{r['server_reads']:.0f} | {1 - r['time_s'] / base['time_s']:+.0%} | "
+            f"{bound:.0%} |"
+        )
+    out += [END, ""]
+    return "\n".join(out)
+
+
+def main(argv: list[str]) -> int:
+    ap = parser(NAME, __doc__.splitlines()[0], "benchmarks-prefetch.json")
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--compute", type=float, default=5.0, help="ns of compute per byte read")
+    args = ap.parse_args(argv)
+    build = args.build.resolve()
+    for prog in ("workloads/rootio/rootio", "services/pfs/loggp-pfs-server",
+                 "services/prefetch/libloggp-prefetch.so"):  # fmt: skip
+        if not (build / prog).is_file():
+            sys.exit(f"{TOOL}: {build / prog} not built (cmake --build {build})")
+    doc: dict[str, Any] = {"tool": TOOL, "machine": machine(), "repeats": args.repeats,
+                           "compute_ns_per_byte": args.compute, "rows": []}  # fmt: skip
+    with tempfile.TemporaryDirectory(prefix="loggp-prefetch-bench-", dir=Path.cwd()) as tmp:
+        for label, knobs in KNOBS:
+            doc["rows"] += setting(build, Path(tmp), label, knobs, args.repeats, args.compute)
+    publish(TOOL, doc, args, markdown(doc), BEGIN, END)
+    return 0

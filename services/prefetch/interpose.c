@@ -1,0 +1,480 @@
+/*
+ * interpose.c: libloggp-prefetch.so's wrappers of the C library (README.md,
+ * "Interposer").  Each calls the next definition (dlsym RTLD_NEXT), then
+ * tells the tracker what happened; a descriptor without hints costs one
+ * atomic load.  Positions of read() and readv() come from the kernel after
+ * the call, so lseek needs no wrapper and descriptions shared with other
+ * processes are seen as they are.
+ */
+#undef _FORTIFY_SOURCE
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <sys/mman.h>
+#include <sys/sendfile.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "pf_fortify.h"
+#include "pf_real.h"
+#include "pf_track.h"
+
+#define PF_EXPORT __attribute__((visibility("default")))
+
+/* The next definition of fn, looked up on first use (calls may come before
+ * the constructor, from other libraries' constructors). */
+#define NEXT(fn)                                                        \
+	static __typeof__(fn) *next_##fn;                               \
+	if (__builtin_expect(!next_##fn, 0))                            \
+		next_##fn = (__typeof__(fn) *)dlsym(RTLD_NEXT, #fn)
+
+
+__attribute__((constructor)) static void pf_load(void)
+{
+	pf_track_init();
+	if (pf_track_enabled())
+		pthread_atfork(NULL, NULL, pf_track_forked);
+}
+
+static int opened(int fd)
+{
+	if (fd >= 0 && pf_track_enabled())
+		pf_track_open(fd);
+	return fd;
+}
+
+static FILE *fopened(FILE *fp)
+{
+	if (fp && pf_track_enabled())
+		pf_track_open(fileno(fp));
+	return fp;
+}
+
+#define NOT_SERVED (-2)
+
+/*
+ * A read of n bytes at off (-1: at the description's position) of a file
+ * whose back-end serves reads (the store's): advised first, then copied
+ * from its cache, moving the position as read() would.  NOT_SERVED when
+ * the back-end does not serve or does not hold it all: the caller reads.
+ */
+static ssize_t serve(int fd, void *buf, size_t n, off_t off)
+{
+	struct pf_tracker *t = pf_track_get(fd);
+	ssize_t r = NOT_SERVED;
+	if (!t)
+		return r;
+	off_t at = off >= 0 || !pf_track_serves(t) ? off : lseek(fd, 0, SEEK_CUR);
+	if (pf_track_serves(t) && at >= 0 && n > 0) {
+		pf_track_read(t, (uint64_t)at, n);
+		r = pf_track_serve(t, buf, (uint64_t)at, n);
+		if (r >= 0 && off < 0 && lseek(fd, at + r, SEEK_SET) < 0)
+			r = -1;
+		r = r >= 0 ? r : NOT_SERVED;
+	}
+	pf_track_put(t);
+	return r;
+}
+
+/* A read of n bytes at off (a negative n: it failed).  Back-ends that
+ * serve reads were advised by serve() already. */
+static ssize_t was_read(int fd, ssize_t n, off_t off)
+{
+	struct pf_tracker *t;
+	if (n > 0 && (t = pf_track_get(fd))) {
+		if (!pf_track_serves(t))
+			pf_track_read(t, (uint64_t)off, (uint64_t)n);
+		pf_track_put(t);
+	}
+	return n;
+}
+
+/* A read at the description's position, which has moved past it. */
+static ssize_t was_read_here(int fd, ssize_t n)
+{
+	struct pf_tracker *t;
+	if (n > 0 && (t = pf_track_get(fd))) {
+		off_t end = lseek(fd, 0, SEEK_CUR);
+		if (end >= n && !pf_track_serves(t))
+			pf_track_read(t, (uint64_t)(end - n), (uint64_t)n);
+		pf_track_put(t);
+	}
+	return n;
+}
+
+static size_t was_freadable(FILE *fp, off_t pos, size_t items, size_t size)
+{
+	struct pf_tracker *t;
+	if (items && pos >= 0 && (t = pf_track_get(fileno(fp)))) {
+		pf_track_read(t, (uint64_t)pos, (uint64_t)(items * size));
+		pf_track_put(t);
+	}
+	return items;
+}
+
+/* The stream's position when it is tracked (-1 otherwise). */
+static off_t stream_pos(FILE *fp)
+{
+	struct pf_tracker *t = pf_track_get(fileno(fp));
+	if (!t)
+		return -1;
+	pf_track_put(t);
+	return ftello(fp);
+}
+
+static void bypassed(int fd, enum pf_bypass how)
+{
+	struct pf_tracker *t = pf_track_get(fd);
+	if (t) {
+		pf_track_bypass(t, how);
+		pf_track_put(t);
+	}
+}
+
+/* The mode argument exists only with O_CREAT or O_TMPFILE. */
+#define MODE_ARG(flags, mode)                           \
+	mode_t mode = 0;                                \
+	if ((flags) & (O_CREAT | __O_TMPFILE)) {        \
+		va_list ap;                             \
+		va_start(ap, flags);                    \
+		mode = (mode_t)va_arg(ap, unsigned);    \
+		va_end(ap);                             \
+	}
+
+PF_EXPORT int open(const char *path, int flags, ...)
+{
+	NEXT(open);
+	MODE_ARG(flags, mode);
+	return opened(next_open(path, flags, mode));
+}
+
+PF_EXPORT int open64(const char *path, int flags, ...)
+{
+	NEXT(open64);
+	MODE_ARG(flags, mode);
+	return opened(next_open64(path, flags, mode));
+}
+
+PF_EXPORT int openat(int dirfd, const char *path, int flags, ...)
+{
+	NEXT(openat);
+	MODE_ARG(flags, mode);
+	return opened(next_openat(dirfd, path, flags, mode));
+}
+
+PF_EXPORT int openat64(int dirfd, const char *path, int flags, ...)
+{
+	NEXT(openat64);
+	MODE_ARG(flags, mode);
+	return opened(next_openat64(dirfd, path, flags, mode));
+}
+
+PF_EXPORT int __open_2(const char *path, int flags)
+{
+	NEXT(__open_2);
+	return opened(next___open_2(path, flags));
+}
+
+PF_EXPORT int __open64_2(const char *path, int flags)
+{
+	NEXT(__open64_2);
+	return opened(next___open64_2(path, flags));
+}
+
+PF_EXPORT int __openat_2(int dirfd, const char *path, int flags)
+{
+	NEXT(__openat_2);
+	return opened(next___openat_2(dirfd, path, flags));
+}
+
+PF_EXPORT int __openat64_2(int dirfd, const char *path, int flags)
+{
+	NEXT(__openat64_2);
+	return opened(next___openat64_2(dirfd, path, flags));
+}
+
+PF_EXPORT FILE *fopen(const char *path, const char *mode)
+{
+	NEXT(fopen);
+	return fopened(next_fopen(path, mode));
+}
+
+PF_EXPORT FILE *fopen64(const char *path, const char *mode)
+{
+	NEXT(fopen64);
+	return fopened(next_fopen64(path, mode));
+}
+
+PF_EXPORT FILE *fdopen(int fd, const char *mode)
+{
+	NEXT(fdopen);
+	return fopened(next_fdopen(fd, mode));
+}
+
+PF_EXPORT ssize_t read(int fd, void *buf, size_t n)
+{
+	NEXT(read);
+	ssize_t r = serve(fd, buf, n, -1);
+	return r != NOT_SERVED ? r : was_read_here(fd, next_read(fd, buf, n));
+}
+
+PF_EXPORT ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen)
+{
+	NEXT(__read_chk);
+	ssize_t r = n <= buflen ? serve(fd, buf, n, -1) : NOT_SERVED;
+	return r != NOT_SERVED ? r : was_read_here(fd, next___read_chk(fd, buf, n, buflen));
+}
+
+PF_EXPORT ssize_t pread(int fd, void *buf, size_t n, off_t off)
+{
+	NEXT(pread);
+	ssize_t r = off >= 0 ? serve(fd, buf, n, off) : NOT_SERVED;
+	return r != NOT_SERVED ? r : was_read(fd, next_pread(fd, buf, n, off), off);
+}
+
+PF_EXPORT ssize_t pread64(int fd, void *buf, size_t n, off64_t off)
+{
+	NEXT(pread64);
+	ssize_t r = off >= 0 ? serve(fd, buf, n, off) : NOT_SERVED;
+	return r != NOT_SERVED ? r : was_read(fd, next_pread64(fd, buf, n, off), off);
+}
+
+PF_EXPORT ssize_t __pread_chk(int fd, void *buf, size_t n, off_t off, size_t buflen)
+{
+	NEXT(__pread_chk);
+	ssize_t r = n <= buflen && off >= 0 ? serve(fd, buf, n, off) : NOT_SERVED;
+	return r != NOT_SERVED ? r : was_read(fd, next___pread_chk(fd, buf, n, off, buflen), off);
+}
+
+PF_EXPORT ssize_t __pread64_chk(int fd, void *buf, size_t n, off64_t off, size_t buflen)
+{
+	NEXT(__pread64_chk);
+	ssize_t r = n <= buflen && off >= 0 ? serve(fd, buf, n, off) : NOT_SERVED;
+	return r != NOT_SERVED ? r : was_read(fd, next___pread64_chk(fd, buf, n, off, buflen), off);
+}
+
+PF_EXPORT ssize_t readv(int fd, const struct iovec *iov, int cnt)
+{
+	NEXT(readv);
+	return was_read_here(fd, next_readv(fd, iov, cnt));
+}
+
+PF_EXPORT ssize_t preadv(int fd, const struct iovec *iov, int cnt, off_t off)
+{
+	NEXT(preadv);
+	return was_read(fd, next_preadv(fd, iov, cnt, off), off);
+}
+
+PF_EXPORT ssize_t preadv64(int fd, const struct iovec *iov, int cnt, off64_t off)
+{
+	NEXT(preadv64);
+	return was_read(fd, next_preadv64(fd, iov, cnt, off), off);
+}
+
+/* Offset -1: at the description's position, as readv. */
+PF_EXPORT ssize_t preadv2(int fd, const struct iovec *iov, int cnt, off_t off, int flags)
+{
+	NEXT(preadv2);
+	ssize_t n = next_preadv2(fd, iov, cnt, off, flags);
+	return off == -1 ? was_read_here(fd, n) : was_read(fd, n, off);
+}
+
+PF_EXPORT ssize_t preadv64v2(int fd, const struct iovec *iov, int cnt, off64_t off, int flags)
+{
+	NEXT(preadv64v2);
+	ssize_t n = next_preadv64v2(fd, iov, cnt, off, flags);
+	return off == -1 ? was_read_here(fd, n) : was_read(fd, n, off);
+}
+
+PF_EXPORT size_t fread(void *ptr, size_t size, size_t n, FILE *fp)
+{
+	NEXT(fread);
+	off_t pos = stream_pos(fp);
+	return was_freadable(fp, pos, next_fread(ptr, size, n, fp), size);
+}
+
+PF_EXPORT size_t (fread_unlocked)(void *ptr, size_t size, size_t n, FILE *fp)
+{
+	NEXT(fread_unlocked);
+	off_t pos = stream_pos(fp);
+	return was_freadable(fp, pos, next_fread_unlocked(ptr, size, n, fp), size);
+}
+
+PF_EXPORT size_t __fread_chk(void *ptr, size_t ptrlen, size_t size, size_t n, FILE *fp)
+{
+	NEXT(__fread_chk);
+	off_t pos = stream_pos(fp);
+	return was_freadable(fp, pos, next___fread_chk(ptr, ptrlen, size, n, fp), size);
+}
+
+PF_EXPORT size_t __fread_unlocked_chk(void *ptr, size_t ptrlen, size_t size, size_t n,
+				      FILE *fp)
+{
+	NEXT(__fread_unlocked_chk);
+	off_t pos = stream_pos(fp);
+	return was_freadable(fp, pos, next___fread_unlocked_chk(ptr, ptrlen, size, n, fp), size);
+}
+
+PF_EXPORT int dup(int fd)
+{
+	NEXT(dup);
+	int r = next_dup(fd);
+	if (r >= 0)
+		pf_track_dup(fd, r);
+	return r;
+}
+
+PF_EXPORT int dup2(int fd, int fd2)
+{
+	NEXT(dup2);
+	int r = next_dup2(fd, fd2);
+	if (r >= 0)
+		pf_track_dup(fd, r);
+	return r;
+}
+
+PF_EXPORT int dup3(int fd, int fd2, int flags)
+{
+	NEXT(dup3);
+	int r = next_dup3(fd, fd2, flags);
+	if (r >= 0)
+		pf_track_dup(fd, r);
+	return r;
+}
+
+/* Every fcntl argument is an int, a long or a pointer: passed on as a word. */
+static int fcntl_common(int (*next)(int, int, ...), int fd, int cmd, void *arg)
+{
+	int r = next(fd, cmd, arg);
+	if (r >= 0 && (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC))
+		pf_track_dup(fd, r);
+	return r;
+}
+
+PF_EXPORT int fcntl(int fd, int cmd, ...)
+{
+	NEXT(fcntl);
+	va_list ap;
+	va_start(ap, cmd);
+	void *arg = va_arg(ap, void *);
+	va_end(ap);
+	return fcntl_common(next_fcntl, fd, cmd, arg);
+}
+
+PF_EXPORT int fcntl64(int fd, int cmd, ...)
+{
+	NEXT(fcntl64);
+	va_list ap;
+	va_start(ap, cmd);
+	void *arg = va_arg(ap, void *);
+	va_end(ap);
+	return fcntl_common(next_fcntl64, fd, cmd, arg);
+}
+
+PF_EXPORT int close(int fd)
+{
+	NEXT(close);
+	pf_track_close(fd);
+	return next_close(fd);
+}
+
+PF_EXPORT int close_range(unsigned first, unsigned last, int flags)
+{
+	NEXT(close_range);
+	int r = next_close_range(first, last, flags);
+	if (r == 0 && !(flags & CLOSE_RANGE_CLOEXEC))
+		for (unsigned fd = first; fd <= last && fd < 65536; fd++)
+			pf_track_close((int)fd);
+	return r;
+}
+
+PF_EXPORT int fclose(FILE *fp)
+{
+	NEXT(fclose);
+	pf_track_close(fileno(fp));
+	return next_fclose(fp);
+}
+
+/* The application's own advice (README.md, "The application's own advice"):
+ * DONTNEED drops a cache and leaves the prefetcher on; any other advice
+ * chooses a read pattern, and the prefetcher leaves the description alone. */
+static int app_fadvise(int fd, int advice, int r)
+{
+	struct pf_tracker *t;
+	if (r == 0 && advice != POSIX_FADV_DONTNEED && (t = pf_track_get(fd))) {
+		pf_track_app_advice(t);
+		pf_track_put(t);
+	}
+	return r;
+}
+
+PF_EXPORT int posix_fadvise(int fd, off_t off, off_t len, int advice)
+{
+	NEXT(posix_fadvise);
+	return app_fadvise(fd, advice, next_posix_fadvise(fd, off, len, advice));
+}
+
+PF_EXPORT int posix_fadvise64(int fd, off64_t off, off64_t len, int advice)
+{
+	NEXT(posix_fadvise64);
+	return app_fadvise(fd, advice, next_posix_fadvise64(fd, off, len, advice));
+}
+
+PF_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	NEXT(mmap);
+	if (fd >= 0)
+		bypassed(fd, PF_BYPASS_MMAP);
+	return next_mmap(addr, len, prot, flags, fd, off);
+}
+
+PF_EXPORT void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off64_t off)
+{
+	NEXT(mmap64);
+	if (fd >= 0)
+		bypassed(fd, PF_BYPASS_MMAP);
+	return next_mmap64(addr, len, prot, flags, fd, off);
+}
+
+PF_EXPORT ssize_t copy_file_range(int in, off64_t *inoff, int out, off64_t *outoff, size_t n,
+				  unsigned flags)
+{
+	NEXT(copy_file_range);
+	bypassed(in, PF_BYPASS_COPY_FILE_RANGE);
+	return next_copy_file_range(in, inoff, out, outoff, n, flags);
+}
+
+PF_EXPORT ssize_t sendfile(int out, int in, off_t *off, size_t n)
+{
+	NEXT(sendfile);
+	bypassed(in, PF_BYPASS_SENDFILE);
+	return next_sendfile(out, in, off, n);
+}
+
+PF_EXPORT ssize_t sendfile64(int out, int in, off64_t *off, size_t n)
+{
+	NEXT(sendfile64);
+	bypassed(in, PF_BYPASS_SENDFILE);
+	return next_sendfile64(out, in, off, n);
+}
+
+/* pf_real.h inside the interposer: past every wrapper. */
+int pf_real_dupfd(int fd)
+{
+	NEXT(fcntl);
+	return next_fcntl(fd, F_DUPFD_CLOEXEC, 0);
+}
+
+int pf_real_close(int fd)
+{
+	NEXT(close);
+	return next_close(fd);
+}
+
+int pf_real_fadvise(int fd, off_t off, off_t len, int advice)
+{
+	NEXT(posix_fadvise);
+	return next_posix_fadvise(fd, off, len, advice);
+}
