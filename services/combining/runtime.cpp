@@ -36,14 +36,20 @@ Runtime::Runtime(MPI_Comm comm, const RuntimeConfig &cfg)
 	fabric_ = std::make_unique<svc::Fabric>(cfg.provider, rank_, kTtl);
 	fabric_->set_peers(svc::mpi_exchange_addresses(comm, fabric_->address()));
 	out_.resize(size_);
-	h_arrive_ = handler([this](Token, svc::Reader &) {
+	h_arrive_ = handler([this](Token, svc::Reader &r) {
+		arrived_sum_ += static_cast<int64_t>(r.u64());
 		if (++arrived_ < size_)
 			return;
+		svc::Writer w;
+		w.u64(static_cast<uint64_t>(arrived_sum_));
+		std::string sum = w.take();
 		arrived_ = 0;
+		arrived_sum_ = 0;
 		for (uint32_t p = 0; p < size_; p++)
-			send(p, h_release_, {});
+			send(p, h_release_, sum);
 	});
-	h_release_ = handler([this](Token, svc::Reader &) {
+	h_release_ = handler([this](Token, svc::Reader &r) {
+		barrier_sum_ = static_cast<int64_t>(r.u64());
 		barrier_epoch_++;
 		if (barrier_waiter_)
 			sched_.wake(std::exchange(barrier_waiter_, nullptr));
@@ -168,14 +174,17 @@ void Runtime::parallel(size_t n, const std::function<void(size_t)> &fn)
 		sched_.suspend();
 }
 
-void Runtime::barrier()
+int64_t Runtime::allreduce_sum(int64_t v)
 {
 	uint64_t epoch = barrier_epoch_;
-	send(0, h_arrive_, {});
+	svc::Writer w;
+	w.u64(static_cast<uint64_t>(v));
+	send(0, h_arrive_, w.take());
 	if (barrier_epoch_ == epoch) {
 		barrier_waiter_ = sched_.current();
 		sched_.suspend();
 	}
+	return barrier_sum_;
 }
 
 void Runtime::dispatch(uint32_t src, uint8_t kind, uint16_t h, uint64_t id, std::string_view body)

@@ -100,8 +100,9 @@ public:
 	 * root returns and every worker has ended; then sends what is queued. */
 	void run(std::function<void()> root);
 	/* From a worker (one at a time per process): returns once every
-	 * process has called it. */
-	void barrier();
+	 * process has called it, with the sum of their v. */
+	int64_t allreduce_sum(int64_t v);
+	void barrier() { allreduce_sum(0); }
 	/* Called at the end of every scheduler round (before the flush), e.g.
 	 * to send what a combiner has gathered. */
 	void on_round(std::function<void()> fn) { round_hooks_.push_back(std::move(fn)); }
@@ -130,7 +131,9 @@ private:
 	std::vector<std::string> out_;		/* aggregation buffer per destination */
 	uint16_t h_arrive_ = 0, h_release_ = 0;
 	uint32_t arrived_ = 0;			/* at rank 0: barrier arrivals */
+	int64_t arrived_sum_ = 0;
 	uint64_t barrier_epoch_ = 0;		/* releases seen */
+	int64_t barrier_sum_ = 0;		/* of the last release */
 	Scheduler::Task *barrier_waiter_ = nullptr;
 	bool root_done_ = false;
 	std::chrono::steady_clock::time_point last_work_;
