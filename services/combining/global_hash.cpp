@@ -4,20 +4,9 @@
 #include "global_hash.hpp"
 
 #include "common/codec.hpp"
+#include "splitmix.hpp"
 
 namespace comb {
-
-namespace {
-/* splitmix64's finaliser: keys that differ in low bits land apart. */
-uint64_t mix(uint64_t x)
-{
-	x ^= x >> 30;
-	x *= 0xbf58476d1ce4e5b9ULL;
-	x ^= x >> 27;
-	x *= 0x94d049bb133111ebULL;
-	return x ^ (x >> 31);
-}
-} // namespace
 
 struct GlobalHashMap::Wait {
 	Scheduler::Task *task;
@@ -48,7 +37,7 @@ GlobalHashMap::GlobalHashMap(Runtime &rt, bool combining, size_t buffer)
 
 uint32_t GlobalHashMap::owner(uint64_t key) const
 {
-	return static_cast<uint32_t>(mix(key) % rt_.size());
+	return static_cast<uint32_t>(mix64(key) % rt_.size());
 }
 
 void GlobalHashMap::send(uint64_t key, Entry e)

@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "common/error.hpp"
+#include "splitmix.hpp"
 
 namespace comb {
 
@@ -16,17 +17,9 @@ namespace {
 
 constexpr double kA = 0.57, kB = 0.19, kC = 0.19;
 
-uint64_t splitmix(uint64_t &s)
-{
-	uint64_t z = (s += 0x9e3779b97f4a7c15ULL);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
 double uniform(uint64_t &s)
 {
-	return double(splitmix(s) >> 11) * 0x1.0p-53;
+	return double(splitmix64(s) >> 11) * 0x1.0p-53;
 }
 
 uint64_t bit_reverse(uint64_t x, int bits)
@@ -46,10 +39,10 @@ struct Scramble {
 		uint64_t s = p.seed1 * 0x100000001b3ULL ^ p.seed2;
 		bits = p.scale;
 		mask = p.scale >= 64 ? ~0ULL : (1ULL << p.scale) - 1;
-		m1 = splitmix(s) | 1;
-		c1 = splitmix(s);
-		m2 = splitmix(s) | 1;
-		c2 = splitmix(s);
+		m1 = splitmix64(s) | 1;
+		c1 = splitmix64(s);
+		m2 = splitmix64(s) | 1;
+		c2 = splitmix64(s);
 	}
 	uint64_t operator()(uint64_t v) const
 	{
@@ -67,7 +60,7 @@ std::vector<Edge> kronecker_edges(const KroneckerParams &p, uint64_t first, uint
 	std::vector<Edge> out(count);
 	for (uint64_t i = 0; i < count; i++) {
 		uint64_t s = (p.seed1 << 32 ^ p.seed2) * 0xd6e8feb86659fd93ULL + first + i;
-		splitmix(s);
+		splitmix64(s);
 		uint64_t u = 0, v = 0;
 		for (int level = 0; level < p.scale; level++) {
 			double r = uniform(s);

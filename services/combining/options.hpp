@@ -14,7 +14,7 @@ extern "C" {
 
 namespace comb {
 
-enum class Structure { STACK, QUEUE, SET, MAP };
+enum class Structure { STACK, QUEUE, SET, MAP, BFS, CC };
 
 struct Options {
 	Structure structure = Structure::STACK;
@@ -29,6 +29,14 @@ struct Options {
 	bool history = false;
 	int64_t seed = 1;
 	std::string provider;
+	/* graph kernels */
+	bool tuned = false;		/* -m tuned */
+	int64_t scale = 10;
+	int64_t edgefactor = 16;
+	int64_t roots = 64;
+	std::string edge_file;		/* read the graph from it */
+	std::string write_file;		/* write the generated graph to it */
+	double alpha = 14, beta = 24;
 };
 
 /* 0: run; 1: -h was printed; -EINVAL: one line was printed by rank 0. */

@@ -4,7 +4,6 @@
  */
 #include "throughput.hpp"
 
-#include <chrono>
 #include <cstdio>
 #include <set>
 #include <vector>
@@ -12,29 +11,18 @@
 #include "global_hash.hpp"
 #include "global_vector.hpp"
 #include "lincheck.hpp"
+#include "report.hpp"
 #include "runtime.hpp"
+#include "splitmix.hpp"
 
 namespace comb {
 
 namespace {
 
-uint64_t now_ns()
-{
-	return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-					     std::chrono::steady_clock::now().time_since_epoch())
-					     .count());
-}
-
-/* splitmix64: each worker's own stream. */
+/* Each worker's own stream. */
 struct Rng {
 	uint64_t s;
-	uint64_t next()
-	{
-		uint64_t z = (s += 0x9e3779b97f4a7c15ULL);
-		z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-		z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-		return z ^ (z >> 31);
-	}
+	uint64_t next() { return splitmix64(s); }
 };
 
 Rng worker_rng(const Options &o, uint32_t rank, size_t w)
@@ -53,20 +41,6 @@ int64_t share(const Options &o, size_t w)
 int64_t map_value(uint64_t key)
 {
 	return static_cast<int64_t>(key * 2654435761u + 7);
-}
-
-int64_t sum_all(int64_t v)
-{
-	int64_t s = 0;
-	MPI_Allreduce(&v, &s, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
-	return s;
-}
-
-bool all_true(bool v)
-{
-	int in = v, out = 0;
-	MPI_Allreduce(&in, &out, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
-	return out;
 }
 
 /* Rank 0 gets every process's history and checks it; the verdict is
@@ -89,72 +63,19 @@ bool check_history(LinModel m, const std::vector<HistOp> &mine, int rank, int nr
 	return ok;
 }
 
-/* What both workloads time and count. */
-struct Timed {
-	double time_s = 0;
-	svc::FabricStats f0, f1;
-	RuntimeStats r0, r1;
-};
-
-/* Runs body() in every process's parallel loop between two barriers. */
-Timed timed_run(Runtime &rt, const std::function<void()> &body)
+std::vector<wl_param> params(const Options &o, const char *structure)
 {
-	Timed t;
-	rt.run([&] {
-		rt.barrier();
-		t.f0 = rt.fabric_stats();
-		t.r0 = rt.stats();
-		auto a = std::chrono::steady_clock::now();
-		body();
-		rt.barrier();
-		t.time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - a)
-				   .count();
-		t.f1 = rt.fabric_stats();
-		t.r1 = rt.stats();
-	});
-	return t;
-}
-
-RuntimeConfig runtime_config(const Options &o)
-{
-	RuntimeConfig rc;
-	rc.provider = o.provider;
-	rc.aggregate = o.aggregate;
-	return rc;
-}
-
-void print_result(const wl_prog &p, const Options &o, bool valid, const Timed &t,
-		  std::vector<wl_metric> metrics, const char *structure)
-{
-	wl_msgs m{};
-	m.sent = static_cast<int64_t>(t.f1.msgs_sent - t.f0.msgs_sent);
-	m.sent_bytes = static_cast<int64_t>(t.f1.bytes_sent - t.f0.bytes_sent);
-	m.recvd = static_cast<int64_t>(t.f1.msgs_recvd - t.f0.msgs_recvd);
-	m.recvd_bytes = static_cast<int64_t>(t.f1.bytes_recvd - t.f0.bytes_recvd);
-	wl_critical crit{};
-	wl_result r{};
-	wl_result_reduce(&p, valid, t.time_s, &m, &crit, &r);
-	double records = double(sum_all(int64_t(t.r1.records_sent - t.r0.records_sent)));
-	double rmsgs = double(sum_all(int64_t(t.r1.messages_sent - t.r0.messages_sent)));
-	metrics.push_back({"records", records});
-	metrics.push_back({"runtime_msgs", rmsgs});
-	if (p.rank == 0) {
-		const wl_param params[] = {
-			{"structure", 0, structure},
-			{"mode", 0, mode_name(o.mode)},
-			{"ops_per_process", o.ops, nullptr},
-			{"workers", o.workers, nullptr},
-			{"push_pct", o.push_pct, nullptr},
-			{"buffer", o.buffer, nullptr},
-			{"keys", o.keys, nullptr},
-			{"aggregation", o.aggregate, nullptr},
-			{"provider", 0, o.provider.c_str()},
-		};
-		wl_result_print(stdout, &p, &r, metrics.data(), int(metrics.size()), params,
-				int(sizeof params / sizeof params[0]));
-		std::fflush(stdout);
-	}
-	wl_result_fini(&r);
+	return {
+		{"structure", 0, structure},
+		{"mode", 0, mode_name(o.mode)},
+		{"ops_per_process", o.ops, nullptr},
+		{"workers", o.workers, nullptr},
+		{"push_pct", o.push_pct, nullptr},
+		{"buffer", o.buffer, nullptr},
+		{"keys", o.keys, nullptr},
+		{"aggregation", o.aggregate, nullptr},
+		{"provider", 0, o.provider.c_str()},
+	};
 }
 
 } // namespace
@@ -231,8 +152,8 @@ int run_vector(const wl_prog &p, const Options &o)
 		{"master_combined", double(sum_all(int64_t(s.master_combined)))},
 		{"linearizable", double(lin)},
 	};
-	print_result(p, o, valid && lin, t, metrics,
-		     kind == VecKind::STACK ? "stack" : "queue");
+	print_result(p, valid && lin, t, metrics,
+		     params(o, kind == VecKind::STACK ? "stack" : "queue"));
 	return valid && lin ? 0 : 1;
 }
 
@@ -314,7 +235,7 @@ int run_hash(const wl_prog &p, const Options &o)
 		{"combined", double(sum_all(int64_t(s.combined)))},
 		{"linearizable", double(lin)},
 	};
-	print_result(p, o, valid && lin, t, metrics, is_map ? "map" : "set");
+	print_result(p, valid && lin, t, metrics, params(o, is_map ? "map" : "set"));
 	return valid && lin ? 0 : 1;
 }
 
