@@ -113,3 +113,33 @@ def test_a_mode_the_hash_has_not_is_refused(mpirun_bin: str, combining_bin: Path
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert f"{NAME}: bad value 'full' for -m with -s set: expected none or local" in proc.stderr
     assert '"loggp_result"' not in proc.stdout
+
+
+def test_bfs_variants_pass_validation_on_the_written_and_reread_edge_file(
+    mpirun_bin: str, combining_bin: Path, tmp_path: Path
+) -> None:
+    """The combined-queue search writes its graph; the uncombined and the
+    direction-optimizing ones read it back: same roots, same traversed edges."""
+    edges = tmp_path / "edges.bin"
+    common = ["-s", "bfs", "-G", "8", "-r", "4", "-w", "64"]
+    runs = [result(combining(mpirun_bin, combining_bin, [*common, "-m", "full", "-o",
+                                                         str(edges)]))]  # fmt: skip
+    assert edges.stat().st_size == 12 * 16 * 256
+    for mode in ("none", "tuned"):
+        runs.append(result(combining(mpirun_bin, combining_bin, [*common, "-m", mode, "-f",
+                                                                   str(edges)])))  # fmt: skip
+    for key in ("roots", "root_sum", "edges_traversed"):
+        assert len({r["metrics"][key] for r in runs}) == 1, [r["metrics"] for r in runs]
+    assert runs[0]["metrics"]["roots"] == 4 and runs[0]["metrics"]["harmonic_mean_teps"] > 0
+    assert runs[2]["metrics"]["bottom_up_levels"] > 0, runs[2]["metrics"]
+
+
+@pytest.mark.parametrize("mode", ["local", "tuned"])
+def test_cc_counts_the_components_union_find_counts(
+    mpirun_bin: str, combining_bin: Path, mode: str
+) -> None:
+    res = result(combining(mpirun_bin, combining_bin, ["-s", "cc", "-m", mode, "-G", "9",
+                                                         "-w", "64"]))  # fmt: skip
+    m = res["metrics"]
+    assert m["components"] == m["union_find_components"] > 1, m
+    assert (m["set_inserts"] > 0) == (mode == "local"), m
