@@ -111,7 +111,7 @@ def markdown(doc: dict[str, Any]) -> str:
         f"{m['libfabric']}, run {m['date']} (load average {m['loadavg_1min']:.2f} at start).",
         f"Settings: provider {PROVIDER}, MPI on its own transports, 2048 workers per process, "
         "combining buffer 1024, aggregation on; operations per process "
-        + ", ".join(f"{m} {n}" for m, n in OPS.items())
+        + ", ".join(f"{mode} {n}" for mode, n in OPS.items())
         + f"; median of "
         f"{doc['repeats']} run(s).  ops/msg is operations per batch sent to the master "
         "(services/combining/README.md).",
