@@ -13,16 +13,13 @@ other process on the cores shows in them.
 
 from __future__ import annotations
 
-import os
-import shutil
 import statistics
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 from loggp.bench.doc import machine, parser, publish
-from loggp.results.protocol import result_line
+from loggp.bench.mpi import run_mpi
 
 NAME = "combining"
 SUMMARY = "global stack/queue ops/s per combining mode and BFS TEPS per variant, ΔL 0/10/100 µs"
@@ -31,8 +28,6 @@ BEGIN = "<!-- combining:begin (written by loggp bench combining) -->"
 END = "<!-- combining:end -->"
 PROVIDER = "tcp;ofi_rxm"
 PROGRAM = Path("services") / "combining" / "loggp-combining"
-MPI_ARGS = ["--mca", "pml", "ob1", "--mca", "btl", "self,vader,tcp", "--mca", "mtl", "^ofi",
-            "--mca", "mpi_yield_when_idle", "1"]  # fmt: skip
 MODES = ("none", "centralized", "local", "full")
 MIXES = {"push": "100", "50/50": "50"}
 NPS = (2, 4)
@@ -44,24 +39,11 @@ BFS_ARGS = ["-G", "10", "-r", "8"]
 
 
 def run_one(build: Path, np: int, args: list[str], latency_us: int) -> dict[str, Any]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("LOGGP_", "FI_"))}
-    env["LOGGP_PROVIDER"] = PROVIDER
-    env["OMPI_ALLOW_RUN_AS_ROOT"] = env["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1"
-    if latency_us:
-        env["FI_PROVIDER_PATH"] = str(build / "emulator" / "fabric")
-        env["FI_HOOK"] = "loggp"
-        env["LOGGP_LATENCY"] = f"{latency_us}us"
-    mpirun = shutil.which("mpirun")
-    if not mpirun:
-        sys.exit(f"{TOOL}: mpirun not found (install openmpi-bin)")
-    argv = [mpirun, "-np", str(np), "--oversubscribe", "--bind-to", "none", *MPI_ARGS]
-    argv += [a for v in sorted(env) if v.startswith(("LOGGP_", "FI_")) for a in ("-x", v)]
-    argv += [str(build / PROGRAM), *args]
-    proc = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=600)
-    res = result_line(proc.stdout)
-    what = f"loggp-combining {' '.join(args)} at -np {np}, ΔL={latency_us}us"
-    if proc.returncode or res is None or not res["valid"]:
-        sys.exit(f"{TOOL}: {what} failed:\n{proc.stderr}")
+    what = f"loggp-combining {' '.join(args)} at -np {np}"
+    res, stderr = run_mpi(TOOL, what, build, np, [str(build / PROGRAM), *args], latency_us,
+                          PROVIDER, 600)  # fmt: skip
+    if not res["valid"]:
+        sys.exit(f"{TOOL}: {what} at ΔL={latency_us}us found wrong results:\n{stderr}")
     return res
 
 

@@ -137,11 +137,7 @@ void Bfs::search_tuned(uint64_t root)
 			svc::Writer list;
 			for (uint64_t i : frontier_)
 				list.u64(g_.global(i));
-			std::string bytes = list.take();
-			std::vector<Runtime::Request> reqs;
-			for (uint32_t p = 0; p < rt_.size(); p++)
-				reqs.push_back({p, h_publish_, bytes});
-			rt_.call_all(std::move(reqs));
+			rt_.call_everywhere(h_publish_, list.take());
 			rt_.barrier();
 			for (uint64_t i = 0; i < g_.owned(); i++) {
 				if (parent_[i] >= 0)

@@ -95,11 +95,7 @@ uint64_t Cc::run()
 	else
 		for (const auto &kv : set_.map().local())
 			mine.u64(kv.first);
-	std::string bytes = mine.take();
-	std::vector<Runtime::Request> reqs;
-	for (uint32_t p = 0; p < rt_.size(); p++)
-		reqs.push_back({p, h_reduced_, bytes});
-	rt_.call_all(std::move(reqs));
+	rt_.call_everywhere(h_reduced_, mine.take());
 	rt_.barrier();
 	std::unordered_map<uint64_t, uint64_t> comp;
 	for (uint64_t k : reduced_)

@@ -1,7 +1,7 @@
 /*
- * kernels.cpp: the BFS and CC workloads of kernels.hpp.
+ * kernels.cpp: the BFS and CC workloads of workloads.hpp.
  */
-#include "kernels.hpp"
+#include "workloads.hpp"
 
 #include <algorithm>
 #include <cstdio>

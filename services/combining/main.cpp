@@ -7,8 +7,7 @@
 
 #include <mpi.h>
 
-#include "kernels.hpp"
-#include "throughput.hpp"
+#include "workloads.hpp"
 
 int main(int argc, char **argv)
 {

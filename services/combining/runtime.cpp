@@ -160,6 +160,14 @@ std::vector<std::string> Runtime::call_all(std::vector<Request> reqs)
 	return std::move(w.results);
 }
 
+void Runtime::call_everywhere(uint16_t h, const std::string &payload)
+{
+	std::vector<Request> reqs;
+	for (uint32_t p = 0; p < size_; p++)
+		reqs.push_back({p, h, payload});
+	call_all(std::move(reqs));
+}
+
 void Runtime::parallel(size_t n, const std::function<void(size_t)> &fn)
 {
 	Scheduler::Task *self = sched_.current();

@@ -89,6 +89,9 @@ public:
 		std::string payload;
 	};
 	std::vector<std::string> call_all(std::vector<Request> reqs);
+	/* From a worker: handler h at every process, this one too, with the
+	 * same payload; returns when every process has run it. */
+	void call_everywhere(uint16_t h, const std::string &payload);
 
 	/* Workers. */
 	void spawn(std::function<void()> fn) { sched_.spawn(std::move(fn)); }

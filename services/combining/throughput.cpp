@@ -1,8 +1,8 @@
 /*
- * throughput.cpp: the throughput workloads of throughput.hpp, their checks
+ * throughput.cpp: the throughput workloads of workloads.hpp, their checks
  * and their result line.
  */
-#include "throughput.hpp"
+#include "workloads.hpp"
 
 #include <cstdio>
 #include <set>
@@ -63,6 +63,30 @@ bool check_history(LinModel m, const std::vector<HistOp> &mine, int rank, int nr
 	return ok;
 }
 
+/*
+ * Every worker's share of the process's operations, timed: op(rng, worker,
+ * index, h) performs one whose kind (h.update) the mix drew, between h's
+ * invocation and response times; h goes to hist with -H.
+ */
+using OpFn = std::function<void(Rng &, size_t, int64_t, HistOp &)>;
+Timed run_ops(Runtime &rt, const Options &o, std::vector<HistOp> &hist, const OpFn &op)
+{
+	return timed_run(rt, [&] {
+		rt.parallel(size_t(o.workers), [&](size_t w) {
+			Rng rng = worker_rng(o, rt.rank(), w);
+			for (int64_t i = 0, n = share(o, w); i < n; i++) {
+				HistOp h{};
+				h.update = int64_t(rng.next() % 100) < o.push_pct;
+				h.inv = now_ns();
+				op(rng, w, i, h);
+				h.res = now_ns();
+				if (o.history)
+					hist.push_back(h);
+			}
+		});
+	});
+}
+
 std::vector<wl_param> params(const Options &o, const char *structure)
 {
 	return {
@@ -88,27 +112,16 @@ int run_vector(const wl_prog &p, const Options &o)
 	GlobalVector v(rt, kind, o.mode, cap, size_t(o.buffer));
 	int64_t pushed = 0, popped = 0;
 	std::vector<HistOp> hist;
-	Timed t = timed_run(rt, [&] {
-		rt.parallel(size_t(o.workers), [&](size_t w) {
-			Rng rng = worker_rng(o, rt.rank(), w);
-			for (int64_t i = 0, n = share(o, w); i < n; i++) {
-				HistOp h{};
-				h.update = int64_t(rng.next() % 100) < o.push_pct;
-				h.inv = now_ns();
-				if (h.update) {
-					h.arg = int64_t(rt.rank()) << 40 | int64_t(w) << 20 | i;
-					h.ok = v.push(h.arg);
-					pushed += h.ok ? h.arg : 0;
-				} else if (auto r = v.pop()) {
-					h.ok = true;
-					h.ret = *r;
-					popped += *r;
-				}
-				h.res = now_ns();
-				if (o.history)
-					hist.push_back(h);
-			}
-		});
+	Timed t = run_ops(rt, o, hist, [&](Rng &, size_t w, int64_t i, HistOp &h) {
+		if (h.update) {
+			h.arg = int64_t(rt.rank()) << 40 | int64_t(w) << 20 | i;
+			h.ok = v.push(h.arg);
+			pushed += h.ok ? h.arg : 0;
+		} else if (auto r = v.pop()) {
+			h.ok = true;
+			h.ret = *r;
+			popped += *r;
+		}
 	});
 
 	/* Conservation: what was pushed was popped or is still held. */
@@ -165,28 +178,17 @@ int run_hash(const wl_prog &p, const Options &o)
 	std::set<uint64_t> inserted;
 	std::vector<HistOp> hist;
 	bool lookups_ok = true;
-	Timed t = timed_run(rt, [&] {
-		rt.parallel(size_t(o.workers), [&](size_t w) {
-			Rng rng = worker_rng(o, rt.rank(), w);
-			for (int64_t i = 0, n = share(o, w); i < n; i++) {
-				HistOp op{};
-				op.update = int64_t(rng.next() % 100) < o.push_pct;
-				op.key = rng.next() % uint64_t(o.keys);
-				op.inv = now_ns();
-				if (op.update) {
-					op.arg = map_value(op.key);
-					h.insert(op.key, op.arg);
-					inserted.insert(op.key);
-				} else if (auto r = h.lookup(op.key)) {
-					op.ok = true;
-					op.ret = is_map ? *r : 0;
-					lookups_ok &= *r == map_value(op.key);
-				}
-				op.res = now_ns();
-				if (o.history)
-					hist.push_back(op);
-			}
-		});
+	Timed t = run_ops(rt, o, hist, [&](Rng &rng, size_t, int64_t, HistOp &op) {
+		op.key = rng.next() % uint64_t(o.keys);
+		if (op.update) {
+			op.arg = map_value(op.key);
+			h.insert(op.key, op.arg);
+			inserted.insert(op.key);
+		} else if (auto r = h.lookup(op.key)) {
+			op.ok = true;
+			op.ret = is_map ? *r : 0;
+			lookups_ok &= *r == map_value(op.key);
+		}
 	});
 
 	/* Against the serial model: the cells hold exactly the inserted keys,
