@@ -74,6 +74,7 @@ GlobalVector::Moved GlobalVector::batch(VecOp op, const std::vector<int64_t> &va
 	w.u8(static_cast<uint8_t>(op));
 	w.u32(count);
 	st_.master_requests++;
+	st_.pop_requests += op == VecOp::POP;
 	st_.batched_ops += count;
 	std::string rep = rt_.call(0, h_acquire_, w.take());
 	svc::Reader r(rep, "vector grant");

@@ -37,6 +37,7 @@ struct VecStats {
 	uint64_t pushes_full = 0;
 	uint64_t matched = 0;		/* push/pop pairs matched in a process */
 	uint64_t master_requests = 0;	/* batches sent to the master */
+	uint64_t pop_requests = 0;	/* of those, pop batches */
 	uint64_t owner_requests = 0;	/* element reads and writes at owners */
 	uint64_t batched_ops = 0;	/* operations those batches carried */
 	/* at the master */

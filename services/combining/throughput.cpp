@@ -149,10 +149,16 @@ int run_vector(const wl_prog &p, const Options &o)
 				     p.name);
 	}
 	double master_requests = double(sum_all(int64_t(s.master_requests)));
+	double pop_requests = double(sum_all(int64_t(s.pop_requests)));
+	double push_requests = master_requests - pop_requests;
+	double pushes = double(sum_all(int64_t(s.pushes + s.pushes_full)));
+	double pops = double(ops) - pushes;
 	std::vector<wl_metric> metrics = {
 		{"ops", double(ops)},
 		{"ops_per_s", t.time_s > 0 ? ops / t.time_s : 0},
 		{"ops_per_msg", master_requests ? ops / master_requests : 0},
+		{"push_ops_per_msg", push_requests ? pushes / push_requests : 0},
+		{"pop_ops_per_msg", pop_requests ? pops / pop_requests : 0},
 		{"pushes", double(sum_all(int64_t(s.pushes)))},
 		{"pops", double(sum_all(int64_t(s.pops)))},
 		{"pops_empty", double(sum_all(int64_t(s.pops_empty)))},
