@@ -12,16 +12,13 @@ an otherwise idle machine: with 8 processes on 2 cores, other work shows in ever
 
 from __future__ import annotations
 
-import os
-import shutil
 import statistics
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 from loggp.bench.doc import machine, parser, publish
-from loggp.results.protocol import result_line
+from loggp.bench.mpi import run_mpi
 
 NAME = "kvs"
 SUMMARY = "KVS phase maxima (KAP) at 2, 4, 8 processes, without the shim and at ΔL 10, 100 µs"
@@ -29,11 +26,6 @@ TOOL = "kap_bench"
 BEGIN = "<!-- kvs:begin (written by loggp bench kvs) -->"
 END = "<!-- kvs:end -->"
 PROVIDER = "tcp;ofi_rxm"
-# MPI on its own transports, so the brokers are the only libfabric users; and yielding
-# while it waits, or a rank spinning in a barrier starves the brokers that share its core
-# (ms-long stalls of gets on 2 cores).
-MPI_ARGS = ["--mca", "pml", "ob1", "--mca", "btl", "self,vader,tcp", "--mca", "mtl", "^ofi",
-            "--mca", "mpi_yield_when_idle", "1"]  # fmt: skip
 PHASES = ("setup", "producer", "sync", "consumer")
 NPS = (2, 4, 8)
 VALUES = (8, 2048)
@@ -43,25 +35,11 @@ KAP_ARGS = ["-i", "16", "-c", "16", "-W", "60"]
 
 
 def run_kap(build: Path, np: int, vsize: int, latency_us: int) -> dict[str, Any]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("LOGGP_", "FI_"))}
-    env["LOGGP_PROVIDER"] = PROVIDER
-    env["OMPI_ALLOW_RUN_AS_ROOT"] = env["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1"
-    if latency_us:
-        env["FI_PROVIDER_PATH"] = str(build / "emulator" / "fabric")
-        env["FI_HOOK"] = "loggp"
-        env["LOGGP_LATENCY"] = f"{latency_us}us"
-    mpirun = shutil.which("mpirun")
-    if not mpirun:
-        sys.exit(f"{TOOL}: mpirun not found (install openmpi-bin)")
-    argv = [mpirun, "-np", str(np), "--oversubscribe", "--bind-to", "none", *MPI_ARGS]
-    argv += [a for v in sorted(env) if v.startswith(("LOGGP_", "FI_")) for a in ("-x", v)]
-    argv += [str(build / "workloads" / "kap" / "kap"), "-p", str(vsize), *KAP_ARGS]
-    proc = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=300)
-    res = result_line(proc.stdout)
-    if proc.returncode or res is None:
-        sys.exit(f"{TOOL}: kap -np {np} -p {vsize} at ΔL={latency_us}us failed:\n{proc.stderr}")
+    argv = [str(build / "workloads" / "kap" / "kap"), "-p", str(vsize), *KAP_ARGS]
+    what = f"kap -np {np} -p {vsize}"
+    res, stderr = run_mpi(TOOL, what, build, np, argv, latency_us, PROVIDER, 300)
     if not res["valid"]:
-        sys.exit(f"{TOOL}: kap -np {np} -p {vsize} read wrong values:\n{proc.stderr}")
+        sys.exit(f"{TOOL}: {what} at ΔL={latency_us}us read wrong values:\n{stderr}")
     return res
 
 

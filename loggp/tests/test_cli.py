@@ -217,7 +217,7 @@ def test_demo_with_fake_tool(fake_build: Path, tmp_path: Path) -> None:
     assert summary.is_file() and summary.parent.parent == tmp_path
 
 
-BENCH_NAMES = "accuracy, default, kvs, kvserver, pfs, prefetch, wire"
+BENCH_NAMES = "accuracy, combining, default, kvs, kvserver, pfs, prefetch, wire"
 
 
 def test_bench_list_names_every_benchmark() -> None:
@@ -225,6 +225,7 @@ def test_bench_list_names_every_benchmark() -> None:
     assert res.returncode == 0, res.stderr
     assert [line.split()[0] for line in res.stdout.splitlines()] == [
         "accuracy",
+        "combining",
         "default",
         "kvs",
         "kvserver",

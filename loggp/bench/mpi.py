@@ -1,0 +1,45 @@
+"""What the benchmarks that start MPI programs share (kvs, combining): mpirun with MPI on
+its own transports, the program's libfabric traffic beneath the fabric shim at a given
+ΔL, and its result line (docs/results.md).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from loggp.results.protocol import result_line
+
+# MPI on its own transports, so the program is the only libfabric user; and yielding
+# while it waits, or a rank spinning in a barrier starves the processes that share its
+# core (ms-long stalls on 2 cores).
+MPI_ARGS = ["--mca", "pml", "ob1", "--mca", "btl", "self,vader,tcp", "--mca", "mtl", "^ofi",
+            "--mca", "mpi_yield_when_idle", "1"]  # fmt: skip
+
+
+def run_mpi(tool: str, what: str, build: Path, np: int, argv: list[str], latency_us: int,
+            provider: str, timeout: float) -> tuple[dict[str, Any], str]:  # fmt: skip
+    """Runs argv on np processes with LOGGP_PROVIDER=provider, beneath the shim at
+    ΔL = latency_us (none at 0); returns its result line and stderr.  Exits naming `what`
+    when it fails or prints no result line."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("LOGGP_", "FI_"))}
+    env["LOGGP_PROVIDER"] = provider
+    env["OMPI_ALLOW_RUN_AS_ROOT"] = env["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1"
+    if latency_us:
+        env["FI_PROVIDER_PATH"] = str(build / "emulator" / "fabric")
+        env["FI_HOOK"] = "loggp"
+        env["LOGGP_LATENCY"] = f"{latency_us}us"
+    mpirun = shutil.which("mpirun")
+    if not mpirun:
+        sys.exit(f"{tool}: mpirun not found (install openmpi-bin)")
+    cmd = [mpirun, "-np", str(np), "--oversubscribe", "--bind-to", "none", *MPI_ARGS]
+    cmd += [a for v in sorted(env) if v.startswith(("LOGGP_", "FI_")) for a in ("-x", v)]
+    proc = subprocess.run(cmd + argv, env=env, capture_output=True, text=True, timeout=timeout)
+    res = result_line(proc.stdout)
+    if proc.returncode or res is None:
+        sys.exit(f"{tool}: {what} at ΔL={latency_us}us failed:\n{proc.stderr}")
+    return res, proc.stderr
