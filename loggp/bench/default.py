@@ -124,7 +124,7 @@ def markdown(doc: dict[str, Any]) -> str:
 
 
 def main(argv: list[str]) -> int:
-    ap = parser(NAME, __doc__.splitlines()[0], "bench_default.json")
+    ap = parser(NAME, __doc__.splitlines()[0], "benchmarks-default.json")
     ap.add_argument(
         "--run", type=Path, help="summarise this run directory instead of running the suite"
     )
