@@ -64,12 +64,18 @@ class Mount:
 
     def stop(self) -> None:
         subprocess.run(["fusermount3", "-u", str(self.mnt)], check=False, timeout=60)
-        self.proc.wait(60)
+        try:
+            self.proc.wait(60)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
 
 
 def server_reads(build: Path, inst: Path, env: dict[str, str]) -> int:
-    argv = [str(build / "services" / "pfs" / "loggp-pfs"), "-i", str(inst), "stats"]
-    out = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=60, check=True)
+    argv = [str(build / "services" / "pfs" / "loggp-pfs"), "-i", str(inst), "-t", "30000", "stats"]
+    out = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=60)
+    if out.returncode:
+        sys.exit(f"{TOOL}: loggp-pfs stats failed: {out.stderr.strip()}")
     return sum(json.loads(line)["reads"] for line in out.stdout.splitlines())
 
 
@@ -103,9 +109,11 @@ def setting(build: Path, root: Path, label: str, knobs: dict[str, str], repeats:
         # the same reads without compute: the I/O the compute could hide
         io_only = rootio(build, env, ["-d", str(mount.mnt), "-s", SIZE, "-m", "off"])
     finally:
-        if mount is not None:
-            mount.stop()
-        store.stop()
+        try:
+            if mount is not None:
+                mount.stop()
+        finally:
+            store.stop()
     rows = []
     for mode in MODES:
         med = {k: statistics.median(r[k] for r in runs[mode]) for k in runs[mode][0]}
