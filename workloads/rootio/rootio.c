@@ -307,12 +307,28 @@ static void ri_compute(double ns)
 }
 
 /* One instance's timed reads. */
+/* Opens path for the reads (with the whole-file advice of -m willneed);
+ * -1 with errno in res. */
+static int ri_open(const struct ri_opts *o, const char *path, struct ri_result *res)
+{
+	int fd = open(path, O_RDONLY);
+	if (fd < 0)
+		res->err = errno;
+	else if (o->mode == RI_WILLNEED)
+		posix_fadvise(fd, 0, 0, POSIX_FADV_WILLNEED);
+	return fd;
+}
+
 static void ri_run(const struct ri_opts *o, const char *file, const struct ri_pattern *p,
 		   struct ri_result *res)
 {
 	uint8_t *buf = NULL;
 	const char *open_path = NULL;
 	int fd = -1;
+	/* The generated pattern's file is opened before the timed reads, as an
+	 * application opens its input before it analyses it. */
+	if ((!p->n || !p->r[0].path) && (fd = ri_open(o, open_path = file, res)) < 0)
+		return;
 	double t0 = ri_now();
 	for (size_t i = 0; i < p->n && !res->err; i++) {
 		const struct ri_read *r = &p->r[i];
@@ -320,14 +336,8 @@ static void ri_run(const struct ri_opts *o, const char *file, const struct ri_pa
 		if (!open_path || strcmp(open_path, path) != 0) {
 			if (fd >= 0)
 				close(fd);
-			fd = open(path, O_RDONLY);
-			open_path = path;
-			if (fd < 0) {
-				res->err = errno;
+			if ((fd = ri_open(o, open_path = path, res)) < 0)
 				break;
-			}
-			if (o->mode == RI_WILLNEED)
-				posix_fadvise(fd, 0, 0, POSIX_FADV_WILLNEED);
 		}
 		uint8_t *nb = realloc(buf, r->len ? r->len : 1);
 		if (!nb) {
