@@ -4,7 +4,9 @@ Validation errors must point at file:line and the key, so the document is compos
 PyYAML's node tree (which carries marks) and converted to plain Python values alongside a
 map from each value's path, e.g. ("workloads", 0, "ranks"), to its 1-based line.
 
-Hostile files get one line too: text that is not UTF-8 (the byte, its offset and line),
+Merge keys (`<<: *base`, `<<: [*a, *b]`) work as YAML 1.1 defines them: the mapping's own
+keys win, then the merged mappings' in the order listed; a merged value's line is where it
+was written.  Hostile files get one line too: text that is not UTF-8 (the byte, its offset and line),
 aliases that would expand past MAX_ALIAS_VALUES values ("billion laughs") or refer to
 themselves, and nesting deeper than MAX_DEPTH levels.
 """
@@ -102,11 +104,27 @@ class _Converter:
             self.open_.discard(id(node))
             self.in_alias -= again
 
+    def _merged(self, value_node: yaml.Node, path: Path_) -> dict[str, Any]:
+        """What a merge key adds: its mappings' keys, the first listed winning."""
+        sources = value_node.value if isinstance(value_node, yaml.SequenceNode) else [value_node]
+        out: dict[str, Any] = {}
+        for src in sources:
+            if not isinstance(src, yaml.MappingNode):
+                raise self.fail(src, "a merge key (<<) takes a mapping or a list of mappings")
+            for k, v in self.convert(src, path).items():
+                out.setdefault(k, v)
+        return out
+
     def _value(self, node: yaml.Node, path: Path_) -> Any:
-        self.lines[path] = node.start_mark.line + 1
+        line = node.start_mark.line + 1
         if isinstance(node, yaml.MappingNode):
             out: dict[str, Any] = {}
+            merged: dict[str, Any] = {}
             for key_node, value_node in node.value:
+                if key_node.tag == "tag:yaml.org,2002:merge":
+                    for k, v in self._merged(value_node, path).items():
+                        merged.setdefault(k, v)
+                    continue
                 key = _scalar(key_node)
                 if not isinstance(key, str):
                     raise self.fail(key_node, f"keys must be text, not {key!r}")
@@ -115,7 +133,11 @@ class _Converter:
                 sub = (*path, key)
                 out[key] = self.convert(value_node, sub)
                 self.lines[sub] = key_node.start_mark.line + 1
+            for k, v in merged.items():
+                out.setdefault(k, v)
+            self.lines[path] = line
             return out
+        self.lines[path] = line
         if isinstance(node, yaml.SequenceNode):
             return [self.convert(item, (*path, i)) for i, item in enumerate(node.value)]
         return _scalar(node)

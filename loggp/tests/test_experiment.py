@@ -29,6 +29,23 @@ def test_minimal_file_gets_documented_defaults() -> None:
     assert (w.kind, w.ranks, w.metric, w.higher_is_better) == ("mpi", 2, "time_s", False)
 
 
+def test_merge_keys_merge_with_own_keys_first() -> None:
+    text = HEAD + (
+        "workloads:\n"
+        "  - &base {name: a, program: prog, ranks: 3, timeout: 5s}\n"
+        "  - <<: *base\n    name: b\n    ranks: 4\n"
+        "  - <<: [{name: c, ranks: 5}, *base]\n"
+    )
+    a, b, c = parse_experiment(text, "f.yaml").workloads
+    assert (b.name, b.program, b.ranks, b.timeout) == ("b", "prog", 4, 5.0)
+    assert (c.name, c.program, c.ranks) == ("c", "prog", 5)
+
+
+def test_merge_of_a_scalar_is_one_line() -> None:
+    with pytest.raises(YamlError, match=r"f.yaml:4: a merge key \(<<\) takes a mapping"):
+        parse_experiment(HEAD + "workloads:\n  - <<: 5\n    name: a\n", "f.yaml")
+
+
 def test_full_file() -> None:
     text = HEAD + (
         "description: all keys\noutput: out\nrepeats: 3\nseed: 7\ntimeout: 2min\n"
