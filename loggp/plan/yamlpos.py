@@ -6,7 +6,9 @@ map from each value's path, e.g. ("workloads", 0, "ranks"), to its 1-based line.
 
 Merge keys (`<<: *base`, `<<: [*a, *b]`) work as YAML 1.1 defines them: the mapping's own
 keys win, then the merged mappings' in the order listed; a merged value's line is where it
-was written.  Hostile files get one line too: text that is not UTF-8 (the byte, its offset and line),
+was written.
+
+Hostile files get one line too: text that is not UTF-8 (the byte, its offset and line),
 aliases that would expand past MAX_ALIAS_VALUES values ("billion laughs") or refer to
 themselves, and nesting deeper than MAX_DEPTH levels.
 """
