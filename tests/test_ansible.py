@@ -71,7 +71,6 @@ def test_units_scrape_config_and_hostfile_render(tmp_path: Path) -> None:
     res = _playbook(
         "render.yml", str(ANSIBLE / "inventories" / "cluster.yml"),
         "-e", f"out={tmp_path}", "-e", f"role_dir={ANSIBLE / 'roles'}",
-        "-e", f"@{ANSIBLE / 'group_vars' / 'all' / 'main.yml'}",
     )  # fmt: skip
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr
     unit = (tmp_path / "loggp-wire.service").read_text()
@@ -89,3 +88,29 @@ def test_units_scrape_config_and_hostfile_render(tmp_path: Path) -> None:
     assert "192.168.10.2:9477" in prom
     hostfile = (tmp_path / "hostfile").read_text().splitlines()
     assert hostfile[2:] == [f"10.10.{h // 3}.1{h} slots=16" for h in (1, 2, 3, 4)]
+
+
+def _vagrant(tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [_tool("vagrant"), *args], cwd=REPO, capture_output=True, text=True, timeout=120,
+        env={**os.environ, "VAGRANT_HOME": str(tmp_path), "VAGRANT_DEFAULT_PROVIDER": "libvirt",
+             "VAGRANT_DOTFILE_PATH": str(tmp_path / "dot"),
+             "LOGGP_VAGRANT_COMPUTE": "4", **env},
+        check=False,
+    )  # fmt: skip
+
+
+def test_vagrantfile_validates_with_libvirt_and_virtualbox(tmp_path: Path) -> None:
+    if "vagrant-libvirt" not in _vagrant(tmp_path, "plugin", "list").stdout:
+        pytest.skip("the vagrant-libvirt plugin is not installed (Debian's vagrant-libvirt)")
+    res = _vagrant(tmp_path, "validate")
+    assert res.returncode == 0 and "validated successfully" in res.stdout, res.stdout + res.stderr
+    # VirtualBox is not installed here: its block is checked without the provider.
+    res = _vagrant(tmp_path, "validate", "--ignore-provider")
+    assert res.returncode == 0 and "validated successfully" in res.stdout, res.stdout + res.stderr
+
+
+def test_vagrantfile_refuses_a_bad_count(tmp_path: Path) -> None:
+    res = _vagrant(tmp_path, "validate", LOGGP_VAGRANT_COMPUTE="one")
+    assert res.returncode != 0
+    assert "LOGGP_VAGRANT_COMPUTE=one: expected a whole number, 2 or more" in res.stderr
