@@ -5,10 +5,12 @@
  * wl_result_reduce() is collective over MPI_COMM_WORLD; it uses only
  * collectives, so the point-to-point counts it reduces are not disturbed.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <mpi.h>
 
@@ -61,18 +63,13 @@ err:
 	return ret;
 }
 
-/* sep, then s as a JSON string (a processor name: quotes, backslashes and controls escaped) */
-static void wl_print_str(FILE *f, const char *sep, const char *s)
+/* sep, then a processor name as a JSON string: a host name's characters (letters, digits,
+ * - . _) as they are, any other as '?', so the line stays JSON whatever MPI reports */
+static void wl_print_host(FILE *f, const char *sep, const char *s)
 {
 	fprintf(f, "%s\"", sep);
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			fprintf(f, "\\%c", *s);
-		else if ((unsigned char)*s < 0x20)
-			fprintf(f, "\\u%04x", (unsigned char)*s);
-		else
-			fputc(*s, f);
-	}
+	for (; *s; s++)
+		fputc(isalnum((unsigned char)*s) || strchr("-._", *s) ? *s : '?', f);
 	fputc('"', f);
 }
 
@@ -93,7 +90,7 @@ void wl_result_print(FILE *f, const struct wl_prog *p,
 		p->name, r->valid ? "true" : "false", r->ranks);
 	fprintf(f, ", \"hosts\": [");
 	for (i = 0; i < r->ranks; i++)
-		wl_print_str(f, i ? ", " : "", r->hosts + (size_t)i * WL_HOST_LEN);
+		wl_print_host(f, i ? ", " : "", r->hosts + (size_t)i * WL_HOST_LEN);
 	fprintf(f, "]");
 	fprintf(f, ", \"metrics\": {\"time_s\": ");
 	wl_print_num(f, r->time_s);
