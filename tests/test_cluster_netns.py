@@ -25,6 +25,7 @@ import yaml
 
 from loggp.net import sshhosts, testbed
 from loggp.net.inventory import SSH_ARGS, inventory_of
+from loggp.run.wirerun import emulator_control
 
 pytestmark = [pytest.mark.needs_root, pytest.mark.slow]
 
@@ -175,3 +176,71 @@ def test_the_experiment_ran_across_two_hosts_and_came_back_complete(cluster: Clu
     assert [status in ("ok", "degraded") for status, _ in rows] == [True] * 3, rows
     for _, result in rows:  # each rank reports the host it ran on
         assert json.loads(result)["hosts"] == cluster.state.host_names()
+
+
+WIRE_DELTA_US = 500
+ROUNDS = 200
+
+
+def _pingpong_suite(name: str, shim: str, inventory: str, out: Path) -> Path:
+    suite = out / f"{name}.yaml"
+    suite.write_text(
+        yaml.safe_dump(
+            {
+                "version": 1,
+                "name": name,
+                "timeout": "60s",
+                "launcher": {"kind": "ansible", "inventory": inventory, "group": "compute"},
+                "emulator": {"shim": shim, "provider": "tcp;ofi_rxm"},
+                "sweep": {"knobs": {"latency": [f"{WIRE_DELTA_US}us"]}},
+                "workloads": [
+                    {
+                        "name": "pingpong",
+                        "program": "workloads/pingpong/pingpong",
+                        "args": ["-n", str(ROUNDS)],
+                        "ranks": 2,
+                    },
+                ],  # fmt: skip
+            }
+        )
+    )
+    return suite
+
+
+def _times(run: Path) -> tuple[dict[str, float], bool]:
+    """time_s by sweep knob (baseline, latency) of a run's points, and whether every
+    point was ok (none degraded: the shim kept its delays within its bound)."""
+    with sqlite3.connect(run / "results.sqlite") as db:
+        rows = db.execute("SELECT sweep_knob, status, result FROM points").fetchall()
+    assert all(status in ("ok", "degraded") for _, status, _ in rows), rows
+    times = {knob: json.loads(result)["metrics"]["time_s"] for knob, _, result in rows}
+    return times, all(status == "ok" for _, status, _ in rows)
+
+
+def test_the_wires_delta_l_slows_a_pingpong_as_the_fabric_shims_does(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    """The same ping-pong across the two hosts, once with ΔL on the emulator node's wire
+    (set by the runner over ssh before each point) and once with ΔL in the fabric shim
+    (the wire at zero): each message pays ΔL once either way, so both slowdowns agree.
+    A point the machine's load degraded (a shim released late beyond its bound) keeps
+    only the lower bound: it paid ΔL and more."""
+    doc = yaml.safe_load(cluster.inventory.read_text())["all"]
+    inventory = f"{doc['vars']['loggp_root']}/experiments/cluster-pingpong.inventory.yml"
+    with emulator_control(Path(inventory)) as ctl:  # site.yml left the wire at 2 ms
+        ctl.request({"cmd": "set", "latency": "0ns"})
+    slowdown, exact = {}, True
+    for shim in ("fabric", "wire"):
+        suite = _pingpong_suite(f"cluster-{shim}", shim, inventory, tmp_path)
+        res = cluster.ssh(
+            sshhosts.mgmt_addr(0),
+            f". {doc['vars']['loggp_root']}/env.sh && {doc['vars']['loggp_experiment_command']} "
+            f"run {suite} --out {tmp_path / shim} --no-report --no-prometheus --wait-lock 300",
+        )
+        assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-2000:]
+        t, ok = _times(tmp_path / shim)
+        added_us = (t["latency"] - t["baseline"]) / (2 * ROUNDS) * 1e6
+        assert added_us >= 0.8 * WIRE_DELTA_US, (shim, t)
+        assert added_us <= 1.5 * WIRE_DELTA_US or not ok, (shim, t)
+        slowdown[shim], exact = t["latency"] / t["baseline"], exact and ok
+    assert abs(slowdown["wire"] / slowdown["fabric"] - 1) < 0.25 or not exact, slowdown

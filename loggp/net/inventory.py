@@ -81,6 +81,7 @@ def inventory_of(state: State) -> dict[str, Any]:
                                 wire_if(state.prefix, i) for i in range(state.hosts)
                             ],
                             "loggp_wire_lcore": 0,
+                            "loggp_wire_control": f"{hosts_dir}/{emu}/wire.sock",
                         }
                     }
                 },

@@ -235,11 +235,11 @@ def preflight(exp: Experiment, exp_dir: Path | None) -> None:
 
 
 def _check_supported(exp: Experiment) -> None:
-    if exp.emulator.shim == "wire" and exp.launcher.kind != "netns":
+    if exp.emulator.shim == "wire" and exp.launcher.kind not in ("netns", "ansible"):
         raise LaunchError(
             "shim 'wire' needs the DPDK wire emulator between hosts: use "
-            "launcher: {kind: netns} with a testbed up (loggp testbed up N); "
-            "a cluster launcher comes later"
+            "launcher: {kind: netns} with a testbed up (loggp testbed up N), or "
+            "launcher: {kind: ansible} with an inventory whose emulator group runs it"
         )
     if exp.launcher.kind == "netns":
         if "shm" in exp.emulator.provider.split(";"):

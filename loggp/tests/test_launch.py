@@ -7,9 +7,11 @@ from pathlib import Path
 import pytest
 
 from loggp.errors import KnobError
+from loggp.net.wirectl import WireControlError
 from loggp.plan.experiment import parse_experiment
 from loggp.plan.knobs import KnobSet
 from loggp.run.launch import LaunchError, find_program, inventory_hostfile, point_launch, preflight
+from loggp.run.wirerun import emulator_control
 
 pytestmark = pytest.mark.unit
 
@@ -163,3 +165,25 @@ def test_a_yaml_inventory_that_is_no_mapping_is_refused(tmp_path: Path) -> None:
     inv.write_text("- n1\n- n2\n")
     with pytest.raises(LaunchError, match="a YAML inventory is a mapping of groups"):
         inventory_hostfile(inv, None, tmp_path / "h")
+
+
+def test_the_emulator_node_of_an_inventory(tmp_path: Path) -> None:
+    """shim wire under launcher ansible: the emulator group's wire, reached over ssh."""
+    inv = tmp_path / "hosts.yml"
+    inv.write_text(
+        YAML_INVENTORY
+        + "    emulator:\n      hosts:\n        wire01:\n          ansible_host: 192.168.0.2\n"
+        + "          loggp_wire_control: /run/loggp/wire.sock\n"
+    )
+    ctl = emulator_control(inv)
+    assert ctl.argv[:-1] == [
+        "ssh", "-o", "BatchMode=yes", "-i", "/k/id", "-l", "root", "192.168.0.2",
+    ]  # fmt: skip
+    assert ctl.argv[-1].startswith("python3 -c ") and ctl.argv[-1].endswith(" /run/loggp/wire.sock")
+    (tmp_path / "compute.yml").write_text(YAML_INVENTORY)
+    bare = tmp_path / "bare.yml"
+    bare.write_text(YAML_INVENTORY + "    emulator:\n      hosts:\n        wire01: {}\n")
+    with pytest.raises(WireControlError, match="emulator host wire01 has no loggp_wire_control"):
+        emulator_control(bare)
+    with pytest.raises(WireControlError, match=r"needs the wire's emulator node: .*\[emulator\]"):
+        emulator_control(tmp_path / "compute.yml")
