@@ -20,9 +20,10 @@ DEB_PACKAGES = build-essential cmake ninja-build pkg-config \
 	python3-venv python3-dev prometheus prometheus-node-exporter \
 	libdpdk-dev dpdk dpdk-dev iperf3 iproute2 iputils-ping ethtool \
 	libssl-dev libsqlite3-dev nlohmann-json3-dev libgtest-dev httperf wrk \
-	fuse3 libfuse3-dev fio libboost-context-dev
+	fuse3 libfuse3-dev fio libboost-context-dev \
+	ansible ansible-core ansible-lint yamllint openssh-server rsync vagrant vagrant-libvirt
 
-.PHONY: all deps venv build build-asan test test-c test-py run clean
+.PHONY: all deps print-deb-packages venv build build-asan test test-c test-py run clean
 
 all: build
 
@@ -36,6 +37,10 @@ deps:
 		if [ "$$(id -u)" != 0 ]; then echo "error: need root to apt-get install:" $$missing >&2; exit 1; fi; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
 	fi
+
+# The list, for ansible/roles/loggp_deps (one source of truth).
+print-deb-packages:
+	@echo $(DEB_PACKAGES)
 
 $(VENV)/.stamp: pyproject.toml
 	$(PYTHON) -m venv $(VENV)

@@ -17,6 +17,7 @@ round trip or a halo-exchange iteration cannot take less than ΔL.
 from __future__ import annotations
 
 import json
+import socket
 from typing import Any
 
 import pytest
@@ -37,6 +38,8 @@ def result_line(stdout: str) -> dict[str, Any]:
     assert res["loggp_result"] == 1
     assert isinstance(res["valid"], bool)
     assert isinstance(res["ranks"], int)
+    # every rank's host, here all this machine's
+    assert res["hosts"] == [socket.gethostname()] * res["ranks"], res["hosts"]
     metrics = res["metrics"]
     assert all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in metrics.values()), (
         metrics

@@ -1,4 +1,4 @@
-"""`loggp testbed up|down|status|set`: the command group of the namespace testbed.
+"""`loggp testbed up|down|status|set|inventory`: the command group of the namespace testbed.
 
 Knob options are checked here with the same parser as the shim and loggp-wire, so a bad
 value is refused before anything is created, naming the option and the accepted forms.
@@ -10,11 +10,13 @@ import argparse
 import json
 from typing import Any
 
+import yaml
 from rich.console import Console
 from rich.table import Table
 
 from loggp.errors import KnobError, UsageError
 from loggp.net import testbed
+from loggp.net.inventory import inventory_of
 from loggp.plan.knobs import Knob, conflict, parse_knob
 
 # option -> (wire key, knob whose forms it takes); jitter is a time like latency.
@@ -115,7 +117,16 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     up.add_argument("hosts", metavar="N", help="number of hosts (2 or more)")
     up.add_argument("--prefix", default=testbed.DEFAULT_PREFIX, help=prefix_help)
     up.add_argument("--metrics", metavar="HOST:PORT", help="loggp-wire's Prometheus endpoint")
+    up.add_argument(
+        "--ssh",
+        action="store_true",
+        help="hosts with sshds on a management network (10.232.0.0/24) and an emulator "
+        "host holding the wire's ports, for Ansible (docs/cluster.md); no wire is started",
+    )
     _add_knob_options(up)
+
+    inv = tsub.add_parser("inventory", help="the Ansible inventory (YAML) of a --ssh testbed")
+    inv.add_argument("--prefix", default=testbed.DEFAULT_PREFIX, help=prefix_help)
 
     down = tsub.add_parser("down", help="remove exactly what up created")
     down.add_argument("--prefix", default=testbed.DEFAULT_PREFIX, help=prefix_help)
@@ -177,13 +188,35 @@ def cmd_testbed(args: argparse.Namespace, console: Console) -> int:
         if not args.hosts.isdigit():
             raise UsageError(f"bad host count '{args.hosts}': expected a whole number, 2 or more")
         knobs = wire_knobs(args)
-        state = testbed.up(args.prefix, int(args.hosts), wire_argv(knobs), args.metrics)
-        console.print(
+        if args.ssh and (knobs or args.metrics):
+            raise UsageError(
+                "testbed up --ssh starts no wire: give its knobs and metrics to Ansible's "
+                "loggp_wire role (loggp_wire_knobs), not to up"
+            )
+        state = testbed.up(args.prefix, int(args.hosts), wire_argv(knobs), args.metrics, args.ssh)
+        hosts = (
             f"testbed {state.prefix} up: {state.hosts} hosts "
             f"{testbed.host_ns(state.prefix, 0)}..{testbed.host_ns(state.prefix, state.hosts - 1)} "
             f"({testbed.host_addr(0)}..{testbed.host_addr(state.hosts - 1)}), "
-            f"loggp-wire pid {state.wire.pid if state.wire else '?'}, control {state.control}"
         )
+        if state.ssh:
+            console.print(
+                f"{hosts}sshds on 10.232.0.0/24, emulator host {testbed.emu_ns(state.prefix)}; "
+                f"inventory: loggp testbed inventory --prefix {state.prefix}"
+            )
+        else:
+            console.print(
+                f"{hosts}loggp-wire pid {state.wire.pid if state.wire else '?'}, "
+                f"control {state.control}"
+            )
+        return 0
+    if action == "inventory":
+        state = testbed.State.load(testbed.check_prefix(args.prefix))
+        if state is None or not state.ready:
+            raise testbed.TestbedError(
+                f"no testbed '{args.prefix}' is up: loggp testbed up N --ssh --prefix {args.prefix}"
+            )
+        print(yaml.safe_dump(inventory_of(state), sort_keys=False, width=1000), end="")
         return 0
     if action == "down":
         removed = testbed.down(args.prefix)

@@ -112,3 +112,47 @@ def ns_if_setup(ns: str, name: str, address: str, mtu: int) -> None:
     run([*exec_, tool("ethtool", "ethtool"), "-K", name, *OFFLOADS], f"offloads in {ns}")
     run([ip, "-n", ns, "addr", "add", address, "dev", name], f"addressing {name} in {ns}")
     run([ip, "-n", ns, "link", "set", name, "up"], f"bringing up {name} in {ns}")
+
+
+def bridge_add(name: str, address: str) -> None:
+    """A bridge in the root namespace with address (the management network's root end)."""
+    ip = tool("ip", "iproute2")
+    run([ip, "link", "add", name, "type", "bridge"], f"creating bridge {name}")
+    run([ip, "addr", "add", address, "dev", name], f"addressing bridge {name}")
+    run([ip, "link", "set", name, "up"], f"bringing up bridge {name}")
+
+
+def bridge_port_add(bridge: str, root_if: str) -> None:
+    """root_if joins bridge and comes up."""
+    ip = tool("ip", "iproute2")
+    run([ip, "link", "set", root_if, "master", bridge], f"attaching {root_if} to {bridge}")
+    run([ip, "link", "set", root_if, "up"], f"bringing up {root_if}")
+
+
+def veth_add_between(a_if: str, a_ns: str, b_if: str, b_ns: str) -> None:
+    """A veth pair created with a_if directly inside a_ns and b_if inside b_ns."""
+    run(
+        [tool("ip", "iproute2"), "link", "add", a_if, "netns", a_ns, "type", "veth",
+         "peer", "name", b_if, "netns", b_ns],
+        f"creating veth {a_ns}:{a_if} <-> {b_ns}:{b_if}",
+    )  # fmt: skip
+
+
+def ns_port_setup(ns: str, name: str, mtu: int) -> None:
+    """A port of the wire inside ns (no address): no IPv6, no offloads, up."""
+    ip = tool("ip", "iproute2")
+    exec_ = [ip, "netns", "exec", ns]
+    run(
+        [*exec_, "sysctl", "-qew", f"net.ipv6.conf.{name}.disable_ipv6=1"],
+        f"disabling IPv6 on {name} in {ns}",
+    )
+    run([ip, "-n", ns, "link", "set", name, "mtu", str(mtu)], f"setting the MTU in {ns}")
+    run([*exec_, tool("ethtool", "ethtool"), "-K", name, *OFFLOADS], f"offloads in {ns}")
+    run([ip, "-n", ns, "link", "set", name, "up"], f"bringing up {name} in {ns}")
+
+
+def ns_addr_add(ns: str, name: str, address: str) -> None:
+    """address on interface name in ns, and the interface up."""
+    ip = tool("ip", "iproute2")
+    run([ip, "-n", ns, "addr", "add", address, "dev", name], f"addressing {name} in {ns}")
+    run([ip, "-n", ns, "link", "set", name, "up"], f"bringing up {name} in {ns}")

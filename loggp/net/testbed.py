@@ -3,6 +3,11 @@
     host i = network namespace <prefix>-h<i>, interface eth0 = 10.231.0.<i+1>/24
     its veth peer <prefix>w<i> stays in the root namespace = port i of loggp-wire
 
+With --ssh (loggp/net/sshhosts.py) the hosts are machines as Ansible sees them: each has
+an sshd on a management network (bridge <prefix>m), and the wire's ports <prefix>w<i>
+live in an emulator host <prefix>-emu instead, where no wire is started: Ansible's
+loggp_wire role starts it there (ansible/, docs/cluster.md).
+
 Crash safety: the state file /run/loggp/testbed-<prefix>.json is written before anything
 is created and rewritten after each namespace, interface and process is made, so `down`
 removes exactly what was created, even after `up` died halfway, and never anything else.
@@ -28,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from loggp.errors import LoggpError, UsageError, one_line
-from loggp.net import netns
+from loggp.net import netns, sshhosts
 from loggp.net.wirectl import WireControl, WireControlError, wire_request
 from loggp.run.proc import failure_line
 from loggp.run.proctree import Identity, end_tree, proc_start_time, stop, wait_gone
@@ -82,6 +87,20 @@ def wire_if(prefix: str, i: int) -> str:
     return f"{prefix}w{i}"
 
 
+def emu_ns(prefix: str) -> str:
+    """The emulator host of an --ssh testbed."""
+    return f"{prefix}-emu"
+
+
+def mgmt_bridge(prefix: str) -> str:
+    return f"{prefix}m"
+
+
+def mgmt_if(prefix: str, i: int | None) -> str:
+    """The root end of host i's management veth (None: the emulator host's)."""
+    return f"{prefix}me" if i is None else f"{prefix}m{i}"
+
+
 def own_files(prefix: str) -> dict[str, str]:
     """The files a testbed's state names, by State field: the wire's control socket, log
     and exit totals, and DPDK's runtime directory (--file-prefix)."""
@@ -91,6 +110,7 @@ def own_files(prefix: str) -> dict[str, str]:
         "log": str(d / f"testbed-{prefix}.log"),
         "stats_json": str(d / f"testbed-{prefix}-stats.json"),
         "runtime_dir": f"/var/run/dpdk/loggp-{prefix}",
+        "hosts_dir": str(d / f"testbed-{prefix}-hosts"),
     }
 
 
@@ -132,6 +152,8 @@ class State:
     log: str = ""
     stats_json: str = ""
     runtime_dir: str = ""  # DPDK's files of the wire (--file-prefix), removed by down
+    ssh: bool = False  # --ssh: sshd hosts on a management network, no wire started
+    hosts_dir: str = ""  # --ssh: keys, sshds' files, what Ansible writes per host; down removes
     ready: bool = False
     version: int = STATE_VERSION
 
@@ -176,8 +198,10 @@ class State:
         hosts = range(min(self.hosts, MAX_HOSTS)) if isinstance(self.hosts, int) else ()
         allowed: dict[str, set[str]] = {
             "prefix": {prefix},
-            "namespaces": {host_ns(prefix, i) for i in hosts},
-            "interfaces": {wire_if(prefix, i) for i in hosts},
+            "namespaces": {host_ns(prefix, i) for i in hosts} | {emu_ns(prefix)},
+            "interfaces": {wire_if(prefix, i) for i in hosts}
+            | {mgmt_if(prefix, i) for i in [*hosts, None]}
+            | {mgmt_bridge(prefix)},
         }
         allowed |= {name: {"", path} for name, path in own_files(prefix).items()}
         for name, ok in allowed.items():
@@ -212,7 +236,7 @@ def require(prefix: str) -> State:
     return state
 
 
-def _check_up_allowed(prefix: str, n: int) -> None:
+def _check_up_allowed(prefix: str, n: int, ssh: bool) -> None:
     if not 2 <= n <= MAX_HOSTS:
         raise UsageError(f"bad host count {n}: a testbed has 2 to {MAX_HOSTS} hosts")
     if os.geteuid() != 0:
@@ -226,10 +250,18 @@ def _check_up_allowed(prefix: str, n: int) -> None:
             f"a testbed '{prefix}' exists ({State.path_for(prefix)}): "
             f"remove it with loggp testbed down --prefix {prefix}, or use another --prefix"
         )
-    taken = sorted(
-        ({host_ns(prefix, i) for i in range(n)} & netns.namespaces())
-        | ({wire_if(prefix, i) for i in range(n)} & netns.links())
-    )
+    names, links = {host_ns(prefix, i) for i in range(n)}, {wire_if(prefix, i) for i in range(n)}
+    if ssh:
+        netns.tool("sshd", "openssh-server")
+        netns.tool("ssh-keygen", "openssh-client")
+        names.add(emu_ns(prefix))
+        links |= {mgmt_bridge(prefix)} | {mgmt_if(prefix, i) for i in [*range(n), None]}
+        if sshhosts.MGMT_ROOT_ADDR in netns.run(["ip", "-o", "addr", "show"], "listing addresses"):
+            raise TestbedError(
+                f"{sshhosts.MGMT_ROOT_ADDR} (the management network's root end) is taken: "
+                "another testbed up with --ssh? one at a time"
+            )
+    taken = sorted((names & netns.namespaces()) | (links & netns.links()))
     if taken:
         raise TestbedError(
             f"{', '.join(taken)} already exist(s) and loggp did not create them: "
@@ -306,14 +338,18 @@ def _check_connectivity(state: State) -> None:
             )
 
 
-def up(prefix: str, n: int, knob_args: list[str], metrics: str | None) -> State:
-    """Creates the testbed; on any failure removes what it created and re-raises."""
+def up(prefix: str, n: int, knob_args: list[str], metrics: str | None, ssh: bool = False) -> State:
+    """Creates the testbed; on any failure removes what it created and re-raises.  With
+    ssh the hosts get sshds on a management network and the wire's ports go to the
+    emulator host, where no wire is started (module docstring)."""
     check_prefix(prefix)
-    _check_up_allowed(prefix, n)
-    state = State(prefix=prefix, hosts=n, metrics=metrics or "", **own_files(prefix))
+    _check_up_allowed(prefix, n, ssh)
+    state = State(prefix=prefix, hosts=n, metrics=metrics or "", ssh=ssh, **own_files(prefix))
     proc: subprocess.Popen[bytes] | None = None
     try:
         state.save()
+        if ssh:
+            _add_mgmt(state)
         for i in range(n):
             ns, root_if = host_ns(prefix, i), wire_if(prefix, i)
             # Recorded before it is made: _check_up_allowed has just seen the names
@@ -322,25 +358,34 @@ def up(prefix: str, n: int, knob_args: list[str], metrics: str | None) -> State:
             state.namespaces.append(ns)
             state.save()
             netns.ns_add(ns)
-            state.interfaces.append(root_if)
-            state.save()
-            netns.veth_add(root_if, ns, "eth0")
-            netns.root_if_setup(root_if, MTU)
+            if ssh:  # inside the emulator host: removed with its namespace
+                netns.veth_add_between(root_if, emu_ns(prefix), "eth0", ns)
+                netns.ns_port_setup(emu_ns(prefix), root_if, MTU)
+            else:
+                state.interfaces.append(root_if)
+                state.save()
+                netns.veth_add(root_if, ns, "eth0")
+                netns.root_if_setup(root_if, MTU)
             netns.ns_if_setup(ns, "eth0", f"{host_addr(i)}/24", MTU)
-        Path(state.control).unlink(missing_ok=True)
-        argv = _wire_argv(state, knob_args)
-        log = Path(state.log)
-        with log.open("wb") as out:
-            proc = subprocess.Popen(
-                argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )  # fmt: skip
-        start = proc_start_time(proc.pid)
-        state.wire = WireProc(proc.pid, start if start is not None else -1, argv)
-        state.save()
-        _wait_ready(proc, log, n)
-        wire_request(Path(state.control), {"cmd": "get"})
-        _check_connectivity(state)
+            if ssh:
+                _add_mgmt_port(state, i, ns)
+        if ssh:
+            _start_sshds(state)
+        else:
+            Path(state.control).unlink(missing_ok=True)
+            argv = _wire_argv(state, knob_args)
+            log = Path(state.log)
+            with log.open("wb") as out:
+                proc = subprocess.Popen(
+                    argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+                    start_new_session=True,
+                )  # fmt: skip
+            start = proc_start_time(proc.pid)
+            state.wire = WireProc(proc.pid, start if start is not None else -1, argv)
+            state.save()
+            _wait_ready(proc, log, n)
+            wire_request(Path(state.control), {"cmd": "get"})
+            _check_connectivity(state)
         state.ready = True
         state.save()
     except BaseException as e:
@@ -351,6 +396,39 @@ def up(prefix: str, n: int, knob_args: list[str], metrics: str | None) -> State:
             ) from None
         raise
     return state
+
+
+def _add_mgmt(state: State) -> None:
+    """The management bridge and the emulator host, each recorded before it is made."""
+    bridge, emu = mgmt_bridge(state.prefix), emu_ns(state.prefix)
+    state.interfaces.append(bridge)
+    state.save()
+    netns.bridge_add(bridge, f"{sshhosts.MGMT_ROOT_ADDR}/24")
+    state.namespaces.append(emu)
+    state.save()
+    netns.ns_add(emu)
+    _add_mgmt_port(state, None, emu)
+
+
+def _add_mgmt_port(state: State, i: int | None, ns: str) -> None:
+    """Host i's (None: the emulator host's) eth1 on the management bridge."""
+    root = mgmt_if(state.prefix, i)
+    state.interfaces.append(root)
+    state.save()
+    netns.veth_add(root, ns, "eth1")
+    netns.bridge_port_add(mgmt_bridge(state.prefix), root)
+    addr = sshhosts.EMU_MGMT_ADDR if i is None else sshhosts.mgmt_addr(i)
+    netns.ns_addr_add(ns, "eth1", f"{addr}/24")
+
+
+def _start_sshds(state: State) -> None:
+    ssh_dir = sshhosts.ssh_dir(Path(state.hosts_dir))
+    sshhosts.make_keys(ssh_dir)
+    emu = emu_ns(state.prefix)
+    sshhosts.start_sshd(ssh_dir, emu, emu, [sshhosts.EMU_MGMT_ADDR])
+    for i in range(state.hosts):
+        ns = host_ns(state.prefix, i)
+        sshhosts.start_sshd(ssh_dir, ns, ns, [sshhosts.mgmt_addr(i), host_addr(i)])
 
 
 def _undo_up(prefix: str, unrecorded: subprocess.Popen[bytes] | None, why: BaseException) -> None:
@@ -423,6 +501,9 @@ def down(prefix: str, keep_log: bool = False) -> list[str]:
     if state.runtime_dir and Path(state.runtime_dir).is_dir():
         shutil.rmtree(state.runtime_dir)
         done.append(f"DPDK runtime files {state.runtime_dir}")
+    if state.hosts_dir and Path(state.hosts_dir).is_dir():
+        shutil.rmtree(state.hosts_dir)
+        done.append(f"the hosts' keys and files {state.hosts_dir}")
     state.path.unlink()
     return done
 

@@ -8,7 +8,10 @@ caller (the testbed CLI, the runner before a point) can report it as one line.
 from __future__ import annotations
 
 import json
+import select
+import shlex
 import socket
+import subprocess
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -83,18 +86,78 @@ class WireControl:
         except OSError as e:
             raise WireControlError(f"{what}: {e.strerror or e}") from None
         line, self._buf = self._buf.split(b"\n", 1)
+        return _response(line, req, what, f"control socket {self.path}")
+
+
+def _response(line: bytes, req: dict[str, Any], what: str, where: str) -> dict[str, Any]:
+    """The decoded response line; WireControlError unless it is a JSON object with ok."""
+    try:
+        resp = json.loads(line)
+    except ValueError:
+        raise WireControlError(f"{what} sent a line that is not JSON: {line[:80]!r}") from None
+    if not isinstance(resp, dict):
+        raise WireControlError(f"{what} sent a response that is not a JSON object")
+    if resp.get("ok") is not True:
+        raise WireControlError(
+            f"loggp-wire refused '{req.get('cmd')}': {resp.get('error')} ({where})"
+        )
+    return resp
+
+
+# Run by python3 on the emulator node: one request line from stdin to the control socket,
+# its response line back to stdout, until stdin ends.
+_RELAY = (
+    "import socket,sys\n"
+    "s=socket.socket(socket.AF_UNIX);s.connect(sys.argv[1]);f=s.makefile('rwb')\n"
+    "for line in sys.stdin.buffer:\n"
+    " f.write(line);f.flush();sys.stdout.buffer.write(f.readline());sys.stdout.buffer.flush()\n"
+)
+
+
+class SshWireControl:
+    """The control socket of a wire on another host (the emulator node), reached through
+    ssh and a relay run there by python3; the same interface as WireControl."""
+
+    def __init__(
+        self, ssh: list[str], host: str, path: str, timeout: float = DEFAULT_TIMEOUT_S
+    ) -> None:
+        self.argv = [*ssh, host, f"python3 -c {shlex.quote(_RELAY)} {shlex.quote(path)}"]
+        self.where = f"control socket {path} on {host} over ssh"
+        self.timeout = timeout
+        self._proc: subprocess.Popen[bytes] | None = None
+
+    def __enter__(self) -> SshWireControl:
+        self._proc = subprocess.Popen(
+            self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        )
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        proc, self._proc = self._proc, None
+        if proc is None:
+            return
         try:
-            resp = json.loads(line)
-        except ValueError:
-            raise WireControlError(f"{what} sent a line that is not JSON: {line[:80]!r}") from None
-        if not isinstance(resp, dict):
-            raise WireControlError(f"{what} sent a response that is not a JSON object")
-        if resp.get("ok") is not True:
-            raise WireControlError(
-                f"loggp-wire refused '{req.get('cmd')}': {resp.get('error')} "
-                f"(control socket {self.path})"
-            )
-        return resp
+            proc.communicate(timeout=self.timeout)  # the relay ends with its stdin
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.communicate()
+
+    def request(self, req: dict[str, Any]) -> dict[str, Any]:
+        assert self._proc is not None and self._proc.stdin and self._proc.stdout
+        what = f"loggp-wire ({self.where})"
+        try:
+            self._proc.stdin.write(json.dumps(req).encode() + b"\n")
+            self._proc.stdin.flush()
+        except BrokenPipeError:
+            pass  # the reason is on stderr
+        ready, _, _ = select.select([self._proc.stdout], [], [], self.timeout)
+        line = self._proc.stdout.readline() if ready else b""
+        if not line:
+            self._proc.kill()
+            _, err = self._proc.communicate()
+            last = (err.decode(errors="replace").strip().splitlines() or ["no answer"])[-1]
+            raise WireControlError(f"{what} did not answer '{req.get('cmd')}': {last}")
+        return _response(line, req, what, self.where)
 
 
 def wire_request(path: Path, req: dict[str, Any], timeout: float = DEFAULT_TIMEOUT_S) -> dict:

@@ -3,8 +3,9 @@
 - local:   on this machine; an `mpi` workload through mpirun on localhost, a `process`
            workload directly.
 - mpirun:  Open MPI's mpirun, optionally across the hosts of a hostfile.
-- ansible: mpirun across the hosts of an Ansible inventory (INI form), turned into a
-           hostfile in the run directory.
+- ansible: mpirun across the hosts of an Ansible inventory (INI or YAML), turned into a
+           hostfile in the point directory (data addresses), with ssh as Ansible reaches
+           the hosts and MPI and libfabric kept on the inventory's data interface.
 - netns:   mpirun inside host 0 of the namespace testbed (`loggp testbed up N`), reaching
            the other hosts through loggp-wire; an rsh agent in the point directory
            enters their namespaces (ip netns exec) where mpirun would use ssh.
@@ -28,9 +29,10 @@ from pathlib import Path
 from loggp.errors import LoggpError
 from loggp.net.netns import tool
 from loggp.net.testbed import State, TestbedError, host_addr, host_ns, require, workload_cpus
-from loggp.plan.experiment import Experiment, Workload
+from loggp.plan.experiment import Experiment, Launcher, Workload
 from loggp.plan.knobs import KnobSet, check_env
 from loggp.plan.placeholders import substitute
+from loggp.run.inventory import Host, InventoryError, read_inventory
 from loggp.run.ompi import shim_mca_args
 from loggp.run.provider import check_provider
 from loggp.run.shim import REPO_ROOT, build_dir, process_env
@@ -79,35 +81,45 @@ def _mpirun() -> str:
 
 
 def inventory_hostfile(inventory: Path, group: str | None, out: Path) -> Path:
-    """Writes an Open MPI hostfile from an INI Ansible inventory: the hosts of group (or
-    of every group), with ansible_host= as the address and loggp_slots= as slots."""
+    """Writes an Open MPI hostfile from an Ansible inventory (INI or YAML,
+    loggp/run/inventory.py): the hosts of group (or of every group), each once."""
+    return _write_hostfile(_inventory_hosts(inventory, group), out)
+
+
+def _inventory_hosts(inventory: Path, group: str | None) -> list[Host]:
     try:
-        lines = inventory.read_text().splitlines()
-    except OSError as e:
-        raise LaunchError(f"{inventory}: cannot read the inventory: {e.strerror}") from None
-    hosts: list[str] = []
-    current: str | None = None
-    for raw in lines:
-        line = raw.split("#", 1)[0].strip()
-        if not line or line.startswith(";"):
-            continue
-        if line.startswith("[") and line.endswith("]"):
-            current = line[1:-1]
-            continue
-        if current is not None and ":" in current:
-            continue  # [group:vars] and [group:children] hold no hosts
-        if group is not None and current != group:
-            continue
-        name, *vars_ = shlex.split(line)
-        opts = dict(v.split("=", 1) for v in vars_ if "=" in v)
-        entry = f"{opts.get('ansible_host', name)} slots={opts.get('loggp_slots', '1')}"
-        if entry not in hosts:
-            hosts.append(entry)
-    if not hosts:
-        which = f"group [{group}]" if group else "any group"
-        raise LaunchError(f"{inventory}: no hosts in {which} of the inventory")
-    out.write_text("\n".join(hosts) + "\n")
+        return read_inventory(inventory, group)
+    except InventoryError as e:
+        raise LaunchError(str(e)) from None
+
+
+def _write_hostfile(hosts: list[Host], out: Path) -> Path:
+    out.write_text("".join(f"{h.address} slots={h.slots}\n" for h in hosts))
     return out
+
+
+def _ansible_argv(
+    launcher: Launcher, env: dict[str, str], point_dir: Path
+) -> tuple[list[str], bool]:
+    """The hostfile, and ssh and the interfaces as the inventory says (its first host's
+    settings: one ssh for the job); whether MPI is kept on a data interface."""
+    hosts = _inventory_hosts(Path(str(launcher.inventory)), launcher.group)
+    argv = ["--hostfile", str(_write_hostfile(hosts, point_dir / "hostfile"))]
+    ssh = hosts[0].ssh_args()
+    if ssh:
+        argv += ["--mca", "plm_rsh_args", shlex.join(ssh)]
+    iface = hosts[0].vars.get("loggp_data_interface")
+    if iface:
+        env["FI_TCP_IFACE"] = str(iface)
+        argv += [
+            "--mca",
+            "oob_tcp_if_include",
+            str(iface),
+            "--mca",
+            "btl_tcp_if_include",
+            str(iface),
+        ]
+    return argv, bool(iface)
 
 
 def netns_hostfile(prefix: str, hosts: int, slots: int, out: Path) -> Path:
@@ -194,13 +206,13 @@ def _mpi_argv(exp: Experiment, w: Workload, env: dict[str, str], point_dir: Path
         argv.append("--allow-run-as-root")
     if launcher.kind == "mpirun" and launcher.hostfile:
         argv += ["--hostfile", launcher.hostfile]
+    on_iface = launcher.kind == "netns"
     if launcher.kind == "ansible" and launcher.inventory:
-        hostfile = inventory_hostfile(
-            Path(launcher.inventory), launcher.group, point_dir / "hostfile"
-        )
-        argv += ["--hostfile", str(hostfile)]
-    # Under netns the ranks share a hostname and /dev/shm: only btl tcp keeps them on eth0.
-    btl = "self,tcp" if launcher.kind == "netns" else "^ofi"
+        more, on_iface = _ansible_argv(launcher, env, point_dir)
+        argv += more
+    # Under netns the ranks share /dev/shm, and an inventory's data interface is the one
+    # to use: only btl tcp keeps them on it.
+    btl = "self,tcp" if on_iface else "^ofi"
     argv += [
         *shim_mca_args(),
         "--mca", "mtl_ofi_provider_include", exp.emulator.provider, "--mca", "btl", btl,
@@ -230,11 +242,11 @@ def preflight(exp: Experiment, exp_dir: Path | None) -> None:
 
 
 def _check_supported(exp: Experiment) -> None:
-    if exp.emulator.shim == "wire" and exp.launcher.kind != "netns":
+    if exp.emulator.shim == "wire" and exp.launcher.kind not in ("netns", "ansible"):
         raise LaunchError(
             "shim 'wire' needs the DPDK wire emulator between hosts: use "
-            "launcher: {kind: netns} with a testbed up (loggp testbed up N); "
-            "a cluster launcher comes later"
+            "launcher: {kind: netns} with a testbed up (loggp testbed up N), or "
+            "launcher: {kind: ansible} with an inventory whose emulator group runs it"
         )
     if exp.launcher.kind == "netns":
         if "shm" in exp.emulator.provider.split(";"):

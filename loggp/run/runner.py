@@ -58,7 +58,7 @@ class RunOptions:
     strict: bool = False  # a degraded point is a failure (fail_fast stops at it too)
     prometheus: bool | None = None  # None: on when the prometheus binary is installed
     exp_dir: Path | None = None
-    wire: WireSession | None = None  # shim wire: the testbed's wire (run_plan's default)
+    wire: WireSession | None = None  # shim wire: the launcher's wire (run_plan's default)
     service_targets: Path | None = None  # the Prometheus server's services file, if any
     node_exporter: str | None = None  # host:port read for the host's contention (run_plan's)
 
@@ -318,7 +318,9 @@ def run_plan(
 ) -> RunSummary:
     """Runs every point of the plan not yet in the store."""
     if exp.emulator.shim == "wire" and opts.wire is None:
-        opts = dataclasses.replace(opts, wire=WireSession(exp.launcher.netns_prefix))
+        inventory = exp.launcher.inventory if exp.launcher.kind == "ansible" else None
+        wire = WireSession(exp.launcher.netns_prefix, Path(inventory) if inventory else None)
+        opts = dataclasses.replace(opts, wire=wire)
     plan = expand(exp)
     metrics = RunMetrics()
     store = Store(run_dir)

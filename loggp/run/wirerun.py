@@ -1,4 +1,6 @@
-"""The runner's side of `shim: wire`: knobs on the testbed's wire before each point.
+"""The runner's side of `shim: wire`: knobs on the wire before each point: the testbed's
+(launcher netns), or the emulator node's of an Ansible inventory (launcher ansible), whose
+control socket is reached over ssh.
 
 Before a point every port gets the point's whole setting (wire knobs it does not name go
 to zero, so nothing of the previous point remains); what the wire then reports, and its
@@ -13,9 +15,16 @@ from typing import Any
 
 from loggp.errors import LoggpError
 from loggp.net.testbed import require
-from loggp.net.wirectl import WireControl, WireControlError, restore_request, set_request
+from loggp.net.wirectl import (
+    SshWireControl,
+    WireControl,
+    WireControlError,
+    restore_request,
+    set_request,
+)
 from loggp.plan.knobs import KnobSet
 from loggp.results.lateness import LATE_BUCKETS, LATE_HIST_KEY
+from loggp.run.inventory import InventoryError, read_inventory
 
 _COUNTERS = (
     "rx_pkts",
@@ -43,15 +52,19 @@ def _delta(after: dict[str, Any], before: dict[str, Any]) -> dict[str, Any]:
 
 
 class WireSession:
-    """The wire of testbed prefix for one run; TestbedError/WireControlError (one line,
-    naming the testbed and what did not answer) when it is down."""
+    """The wire of testbed prefix (or, given inventory, of the inventory's emulator node)
+    for one run; TestbedError/WireControlError (one line, naming the testbed or host and
+    what did not answer) when it is down."""
 
-    def __init__(self, prefix: str) -> None:
+    def __init__(self, prefix: str, inventory: Path | None = None) -> None:
         self.prefix = prefix
+        self.inventory = inventory
         self._saved: list[dict[str, Any]] | None = None
 
-    def _control(self) -> WireControl:
-        return WireControl(Path(require(self.prefix).control))
+    def _control(self) -> WireControl | SshWireControl:
+        if self.inventory is None:
+            return WireControl(Path(require(self.prefix).control))
+        return emulator_control(self.inventory)
 
     def save(self) -> None:
         """Remembers the ports' settings before the run, for restore()."""
@@ -89,3 +102,23 @@ class WireSession:
                     errors.append(str(e))
         if errors:
             raise WireControlError(f"{len(errors)} port(s) not restored: {'; '.join(errors)}")
+
+
+EMULATOR_GROUP = "emulator"
+
+
+def emulator_control(inventory: Path) -> SshWireControl:
+    """The wire of the inventory's emulator node: its first host in group emulator, at
+    its loggp_mgmt_address (else ansible_host), socket loggp_wire_control."""
+    try:
+        host = read_inventory(inventory, EMULATOR_GROUP)[0]
+    except InventoryError as e:
+        raise WireControlError(f"shim 'wire' needs the wire's emulator node: {e}") from None
+    path = host.vars.get("loggp_wire_control")
+    if not path:
+        raise WireControlError(
+            f"{inventory}: emulator host {host.name} has no loggp_wire_control (the wire's "
+            "control socket, as the loggp_wire role runs it)"
+        )
+    address = str(host.vars.get("loggp_mgmt_address") or host.vars.get("ansible_host") or host.name)
+    return SshWireControl(["ssh", "-o", "BatchMode=yes", *host.ssh_args()], address, str(path))

@@ -7,9 +7,11 @@ from pathlib import Path
 import pytest
 
 from loggp.errors import KnobError
+from loggp.net.wirectl import WireControlError
 from loggp.plan.experiment import parse_experiment
 from loggp.plan.knobs import KnobSet
 from loggp.run.launch import LaunchError, find_program, inventory_hostfile, point_launch, preflight
+from loggp.run.wirerun import emulator_control
 
 pytestmark = pytest.mark.unit
 
@@ -132,3 +134,70 @@ def test_preflight_refuses_a_loggp_typo(tmp_path: Path, monkeypatch: pytest.Monk
     monkeypatch.setenv("LOGGP_OVERHAED", "1us")
     with pytest.raises(KnobError, match="^unknown variable LOGGP_OVERHAED: did you mean "):
         preflight(_exp(tmp_path, "{kind: local}", "fabric"), None)
+
+
+YAML_INVENTORY = """
+all:
+  vars: {ansible_user: root, ansible_ssh_private_key_file: /k/id, loggp_data_interface: eth0}
+  children:
+    compute:
+      vars: {loggp_slots: 2}
+      children:
+        left:
+          hosts:
+            n1: {ansible_host: 192.168.0.1, loggp_data_address: 10.0.0.1}
+        right:
+          hosts:
+            n2: {ansible_host: 192.168.0.2, loggp_slots: 4}
+    monitor:
+      hosts:
+        mon: {ansible_host: 192.168.0.9}
+"""
+
+
+def test_yaml_inventory_groups_vars_and_ssh(tmp_path: Path, fake_build: Path) -> None:
+    inv = tmp_path / "hosts.yml"
+    inv.write_text(YAML_INVENTORY)
+    out = inventory_hostfile(inv, "compute", tmp_path / "hostfile")
+    assert out.read_text() == "10.0.0.1 slots=2\n192.168.0.2 slots=4\n"
+    every = inventory_hostfile(inv, None, tmp_path / "all").read_text().splitlines()
+    assert every == ["10.0.0.1 slots=2", "192.168.0.2 slots=4", "192.168.0.9 slots=1"]
+    with pytest.raises(LaunchError, match=r"no hosts in group \[gpu\]"):
+        inventory_hostfile(inv, "gpu", tmp_path / "h")
+    exp = _exp(tmp_path, f"{{kind: ansible, inventory: {inv}, group: compute}}")
+    launch = point_launch(exp, exp.workloads[0], KnobSet(), tmp_path, None)
+    argv = launch.argv
+    assert argv[argv.index("plm_rsh_args") + 1] == "-i /k/id -l root"
+    assert argv[argv.index("btl_tcp_if_include") + 1] == "eth0"
+    assert argv[argv.index("btl") + 1] == "self,tcp"
+    assert launch.env["FI_TCP_IFACE"] == "eth0"
+    assert argv[argv.index("FI_TCP_IFACE") - 1] == "-x"
+
+
+def test_a_yaml_inventory_that_is_no_mapping_is_refused(tmp_path: Path) -> None:
+    inv = tmp_path / "hosts.yaml"
+    inv.write_text("- n1\n- n2\n")
+    with pytest.raises(LaunchError, match="a YAML inventory is a mapping of groups"):
+        inventory_hostfile(inv, None, tmp_path / "h")
+
+
+def test_the_emulator_node_of_an_inventory(tmp_path: Path) -> None:
+    """shim wire under launcher ansible: the emulator group's wire, reached over ssh."""
+    inv = tmp_path / "hosts.yml"
+    inv.write_text(
+        YAML_INVENTORY
+        + "    emulator:\n      hosts:\n        wire01:\n          ansible_host: 192.168.0.2\n"
+        + "          loggp_wire_control: /run/loggp/wire.sock\n"
+    )
+    ctl = emulator_control(inv)
+    assert ctl.argv[:-1] == [
+        "ssh", "-o", "BatchMode=yes", "-i", "/k/id", "-l", "root", "192.168.0.2",
+    ]  # fmt: skip
+    assert ctl.argv[-1].startswith("python3 -c ") and ctl.argv[-1].endswith(" /run/loggp/wire.sock")
+    (tmp_path / "compute.yml").write_text(YAML_INVENTORY)
+    bare = tmp_path / "bare.yml"
+    bare.write_text(YAML_INVENTORY + "    emulator:\n      hosts:\n        wire01: {}\n")
+    with pytest.raises(WireControlError, match="emulator host wire01 has no loggp_wire_control"):
+        emulator_control(bare)
+    with pytest.raises(WireControlError, match=r"needs the wire's emulator node: .*\[emulator\]"):
+        emulator_control(tmp_path / "compute.yml")

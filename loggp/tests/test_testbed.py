@@ -3,6 +3,7 @@ the netns launcher's hostfile and rsh agent, and the CLI's refusals."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -13,7 +14,16 @@ import pytest
 
 from loggp.errors import UsageError
 from loggp.net import netns
-from loggp.net.testbed import State, TestbedError, WireProc, check_prefix, down, require
+from loggp.net.inventory import inventory_of
+from loggp.net.testbed import (
+    State,
+    TestbedError,
+    WireProc,
+    check_prefix,
+    down,
+    own_files,
+    require,
+)
 from loggp.run.launch import netns_agent, netns_hostfile
 from loggp.run.proctree import Identity, proc_start_time, stop
 from loggp.tests.cli import loggp
@@ -169,6 +179,8 @@ def test_hostfile_and_agent(tmp_path: Path) -> None:
         (["up", "2", "--prefix", "Bad-"], 2, "bad testbed prefix 'Bad-'"),
         (["set", "--latency", "1ms"], 1, "no testbed 'ut' is up"),
         (["set"], 2, "testbed set: no knob given"),
+        (["up", "2", "--ssh", "--latency", "1ms"], 2, "testbed up --ssh starts no wire"),
+        (["inventory"], 1, "no testbed 'ut' is up: loggp testbed up N --ssh"),
         (["status"], 1, "no testbed 'ut'"),
     ],
 )
@@ -201,3 +213,34 @@ def test_up_refuses_an_existing_state(run_dir: Path) -> None:
     assert res.returncode == 1
     assert "a testbed 'ut' exists" in res.stderr
     assert json.loads((run_dir / "testbed-ut.json").read_text())["hosts"] == 2
+
+
+def test_an_ssh_testbed_lists_its_bridge_emulator_host_and_hosts_dir(run_dir: Path) -> None:
+    """What up --ssh records is its own: down acts on such a state file."""
+    s = State(prefix="ut", hosts=2, ssh=True, ready=True, **own_files("ut"))
+    s.namespaces += ["ut-emu", "ut-h0", "ut-h1"]
+    s.interfaces += ["utm", "utme", "utm0", "utm1"]
+    s.save()
+    assert State.load("ut") == s
+
+
+def test_the_inventory_of_an_ssh_testbed(run_dir: Path) -> None:
+    plain = State(prefix="ut", hosts=2, ready=True, **own_files("ut"))
+    with pytest.raises(TestbedError, match="testbed 'ut' has no ssh hosts"):
+        inventory_of(plain)
+    doc = inventory_of(dataclasses.replace(plain, ssh=True))["all"]
+    assert doc["children"]["compute"]["hosts"] == {
+        "ut-h0": {"ansible_host": "10.232.0.1", "loggp_mgmt_address": "10.232.0.1",
+                  "loggp_data_address": "10.231.0.1"},
+        "ut-h1": {"ansible_host": "10.232.0.2", "loggp_mgmt_address": "10.232.0.2",
+                  "loggp_data_address": "10.231.0.2"},
+    }  # fmt: skip
+    emu = doc["children"]["emulator"]["hosts"]["ut-emu"]
+    assert emu["loggp_dpdk_af_packet_interfaces"] == ["utw0", "utw1"]
+    assert list(doc["children"]["monitor"]["hosts"]) == ["ut-emu"]
+    hosts_dir = str(run_dir / "testbed-ut-hosts")
+    assert doc["vars"]["ansible_ssh_private_key_file"] == f"{hosts_dir}/ssh/id_ed25519"
+    assert doc["vars"]["loggp_root"] == f"{hosts_dir}/loggp"
+    # every role's files stay in the hosts directory, which down removes
+    for key in ("loggp_dpdk_sysctl_file", "loggp_service_run_dir", "loggp_monitoring_data_dir"):
+        assert doc["vars"][key].startswith(f"{hosts_dir}/{{{{ inventory_hostname }}}}")

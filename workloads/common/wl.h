@@ -94,7 +94,10 @@ struct wl_result {
 	int64_t msgs_bytes;
 	struct wl_critical critical;
 	int64_t *per_rank;
+	char *hosts;		/* rank 0: each rank's processor name, WL_HOST_LEN apart */
 };
+
+#define WL_HOST_LEN	256	/* MPI_MAX_PROCESSOR_NAME or less, with its NUL */
 
 /* wl_opt.c */
 /* One option c with its value (NULL when missing): 0 or a negative errno. */

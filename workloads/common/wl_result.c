@@ -5,10 +5,12 @@
  * wl_result_reduce() is collective over MPI_COMM_WORLD; it uses only
  * collectives, so the point-to-point counts it reduces are not disturbed.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <mpi.h>
 
@@ -19,8 +21,9 @@ int wl_result_reduce(const struct wl_prog *p, bool valid, double time_s,
 		     struct wl_result *r)
 {
 	int64_t row[4] = { mine->sent, mine->sent_bytes, mine->recvd, mine->recvd_bytes };
+	char host[MPI_MAX_PROCESSOR_NAME > WL_HOST_LEN ? MPI_MAX_PROCESSOR_NAME : WL_HOST_LEN] = "";
 	int64_t *all = NULL;
-	int ok = valid, all_ok, alloc_ok = 1, i, ret = 0;
+	int ok = valid, all_ok, alloc_ok = 1, i, ret = 0, len = 0;
 
 	*r = (struct wl_result){ .ranks = p->nranks, .critical = *crit };
 	MPI_Allreduce(&time_s, &r->time_s, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
@@ -29,7 +32,8 @@ int wl_result_reduce(const struct wl_prog *p, bool valid, double time_s,
 	if (!p->rank) {
 		all = malloc(sizeof(*all) * 4 * (size_t)p->nranks);
 		r->per_rank = malloc(sizeof(*r->per_rank) * (size_t)p->nranks);
-		alloc_ok = all && r->per_rank;
+		r->hosts = calloc((size_t)p->nranks, WL_HOST_LEN);
+		alloc_ok = all && r->per_rank && r->hosts;
 	}
 	/* every rank learns whether rank 0 can take the gather */
 	MPI_Bcast(&alloc_ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
@@ -38,6 +42,10 @@ int wl_result_reduce(const struct wl_prog *p, bool valid, double time_s,
 		goto err;
 	}
 	MPI_Gather(row, 4, MPI_INT64_T, all, 4, MPI_INT64_T, 0, MPI_COMM_WORLD);
+	/* where each rank ran: a run across hosts shows it in the result */
+	MPI_Get_processor_name(host, &len);
+	host[WL_HOST_LEN - 1] = '\0';
+	MPI_Gather(host, WL_HOST_LEN, MPI_CHAR, r->hosts, WL_HOST_LEN, MPI_CHAR, 0, MPI_COMM_WORLD);
 	if (p->rank)
 		return 0;
 	for (i = 0; i < p->nranks; i++) {
@@ -55,6 +63,16 @@ err:
 	return ret;
 }
 
+/* sep, then a processor name as a JSON string: a host name's characters (letters, digits,
+ * - . _) as they are, any other as '?', so the line stays JSON whatever MPI reports */
+static void wl_print_host(FILE *f, const char *sep, const char *s)
+{
+	fprintf(f, "%s\"", sep);
+	for (; *s; s++)
+		fputc(isalnum((unsigned char)*s) || strchr("-._", *s) ? *s : '?', f);
+	fputc('"', f);
+}
+
 static void wl_print_num(FILE *f, double v)
 {
 	/* JSON has no NaN or infinity; metrics are finite by construction */
@@ -70,6 +88,10 @@ void wl_result_print(FILE *f, const struct wl_prog *p,
 
 	fprintf(f, "{\"loggp_result\": 1, \"workload\": \"%s\", \"valid\": %s, \"ranks\": %d",
 		p->name, r->valid ? "true" : "false", r->ranks);
+	fprintf(f, ", \"hosts\": [");
+	for (i = 0; i < r->ranks; i++)
+		wl_print_host(f, i ? ", " : "", r->hosts + (size_t)i * WL_HOST_LEN);
+	fprintf(f, "]");
 	fprintf(f, ", \"metrics\": {\"time_s\": ");
 	wl_print_num(f, r->time_s);
 	for (i = 0; i < nmetrics; i++) {
@@ -98,5 +120,7 @@ void wl_result_print(FILE *f, const struct wl_prog *p,
 void wl_result_fini(struct wl_result *r)
 {
 	free(r->per_rank);
+	free(r->hosts);
 	r->per_rank = NULL;
+	r->hosts = NULL;
 }
