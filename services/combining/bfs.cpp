@@ -56,11 +56,6 @@ Bfs::Bfs(Runtime &rt, DistGraph &g, const BfsConfig &cfg)
 	});
 }
 
-bool Bfs::claim(uint64_t w, uint64_t parent)
-{
-	return rt_.call(g_.owner(w), h_claim_, two(w, parent))[0] != 0;
-}
-
 void Bfs::search(uint64_t root)
 {
 	std::fill(parent_.begin(), parent_.end(), -1);
@@ -83,9 +78,14 @@ void Bfs::search_queue(uint64_t root)
 		GlobalVector &cur = *cur_, &next = *next_;
 		rt_.parallel(cfg_.workers, [&](size_t) {
 			while (auto v = cur.pop()) {
-				for (uint64_t w : g_.adjacency(uint64_t(*v))) {
-					if (claim(w, uint64_t(*v))) {
-						next.push(int64_t(w));
+				std::vector<uint64_t> adj = g_.adjacency(uint64_t(*v));
+				std::vector<Runtime::Request> reqs;
+				for (uint64_t w : adj)
+					reqs.push_back({g_.owner(w), h_claim_, two(w, uint64_t(*v))});
+				std::vector<std::string> got = rt_.call_all(std::move(reqs));
+				for (size_t k = 0; k < adj.size(); k++) {
+					if (got[k][0]) {
+						next.push(int64_t(adj[k]));
 						claimed++;
 					}
 				}
