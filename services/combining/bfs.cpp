@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "common/codec.hpp"
+#include "common/error.hpp"
 
 namespace comb {
 
@@ -30,7 +31,7 @@ Bfs::Bfs(Runtime &rt, DistGraph &g, const BfsConfig &cfg)
 	}
 	/* w, parent -> 1 when w was unreached and is now claimed */
 	h_claim_ = rt_.handler([this](Token t, svc::Reader &r) {
-		uint64_t i = g_.local(r.u64());
+		uint64_t i = g_.owned_index(r.u64(), t.src);
 		int64_t p = static_cast<int64_t>(r.u64());
 		bool fresh = parent_[i] < 0;
 		if (fresh)
@@ -40,7 +41,7 @@ Bfs::Bfs(Runtime &rt, DistGraph &g, const BfsConfig &cfg)
 	/* tuned top-down: the same claim, the claimed vertex joins the next
 	 * frontier at its owner */
 	h_grow_ = rt_.handler([this](Token t, svc::Reader &r) {
-		uint64_t i = g_.local(r.u64());
+		uint64_t i = g_.owned_index(r.u64(), t.src);
 		int64_t p = static_cast<int64_t>(r.u64());
 		if (parent_[i] < 0) {
 			parent_[i] = p;
@@ -50,8 +51,14 @@ Bfs::Bfs(Runtime &rt, DistGraph &g, const BfsConfig &cfg)
 	});
 	/* tuned bottom-up: a process's frontier, for every process's bitmap */
 	h_publish_ = rt_.handler([this](Token t, svc::Reader &r) {
-		while (r.left())
-			in_frontier_[r.u64()] = true;
+		while (r.left()) {
+			uint64_t v = r.u64();
+			if (v >= in_frontier_.size())
+				throw svc::Error(EPROTO, "frontier from process " +
+								 std::to_string(t.src) + " names vertex " +
+								 std::to_string(v));
+			in_frontier_[v] = true;
+		}
 		rt_.reply(t, {});
 	});
 }
