@@ -58,13 +58,13 @@ def test_pingpong_correct_beneath_shim(fi_pingpong_bin, shim, provider, ep, knob
 @pytest.mark.parametrize(("provider", "ep"), PROVIDERS, ids=IDS)
 def test_latency_500us_adds_to_half_rtt(fi_pingpong_bin, shim, provider, ep) -> None:
     """ΔL once per leg; on the layered providers (ofi_rxm, ofi_rxd) at the core
-    provider only, not again at the utility: under 1.5·ΔL."""
+    provider only: a second application at the utility would add 2·ΔL, above the bound."""
     args = ["-S", "64", "-I", "200"]
     base = min_usec(fi_pingpong_bin, provider, ep, args, base_env(), runs=3)
     env = shim(latency="500us")
     delayed = min_usec(fi_pingpong_bin, provider, ep, args, env.env, runs=2)
     increase = delayed - base
-    assert 400 <= increase < 1.5 * 500, f"half-RTT {base:.1f} -> {delayed:.1f} us (+{increase:.1f})"
+    assert 400 <= increase <= 800, f"half-RTT {base:.1f} -> {delayed:.1f} us (+{increase:.1f})"
     stats = env.stats()
     core = [s for s in stats if s.get("provider") == "tcp"]
     others = [s for s in stats if s.get("provider") != "tcp"]

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "common/codec.hpp"
+#include "common/error.hpp"
 
 namespace comb {
 
@@ -30,7 +31,7 @@ Bfs::Bfs(Runtime &rt, DistGraph &g, const BfsConfig &cfg)
 	}
 	/* w, parent -> 1 when w was unreached and is now claimed */
 	h_claim_ = rt_.handler([this](Token t, svc::Reader &r) {
-		uint64_t i = g_.local(r.u64());
+		uint64_t i = g_.owned_index(r.u64(), t.src);
 		int64_t p = static_cast<int64_t>(r.u64());
 		bool fresh = parent_[i] < 0;
 		if (fresh)
@@ -40,7 +41,7 @@ Bfs::Bfs(Runtime &rt, DistGraph &g, const BfsConfig &cfg)
 	/* tuned top-down: the same claim, the claimed vertex joins the next
 	 * frontier at its owner */
 	h_grow_ = rt_.handler([this](Token t, svc::Reader &r) {
-		uint64_t i = g_.local(r.u64());
+		uint64_t i = g_.owned_index(r.u64(), t.src);
 		int64_t p = static_cast<int64_t>(r.u64());
 		if (parent_[i] < 0) {
 			parent_[i] = p;
@@ -50,15 +51,16 @@ Bfs::Bfs(Runtime &rt, DistGraph &g, const BfsConfig &cfg)
 	});
 	/* tuned bottom-up: a process's frontier, for every process's bitmap */
 	h_publish_ = rt_.handler([this](Token t, svc::Reader &r) {
-		while (r.left())
-			in_frontier_[r.u64()] = true;
+		while (r.left()) {
+			uint64_t v = r.u64();
+			if (v >= in_frontier_.size())
+				throw svc::Error(EPROTO, "frontier from process " +
+								 std::to_string(t.src) + " names vertex " +
+								 std::to_string(v));
+			in_frontier_[v] = true;
+		}
 		rt_.reply(t, {});
 	});
-}
-
-bool Bfs::claim(uint64_t w, uint64_t parent)
-{
-	return rt_.call(g_.owner(w), h_claim_, two(w, parent))[0] != 0;
 }
 
 void Bfs::search(uint64_t root)
@@ -83,9 +85,14 @@ void Bfs::search_queue(uint64_t root)
 		GlobalVector &cur = *cur_, &next = *next_;
 		rt_.parallel(cfg_.workers, [&](size_t) {
 			while (auto v = cur.pop()) {
-				for (uint64_t w : g_.adjacency(uint64_t(*v))) {
-					if (claim(w, uint64_t(*v))) {
-						next.push(int64_t(w));
+				std::vector<uint64_t> adj = g_.adjacency(uint64_t(*v));
+				std::vector<Runtime::Request> reqs;
+				for (uint64_t w : adj)
+					reqs.push_back({g_.owner(w), h_claim_, two(w, uint64_t(*v))});
+				std::vector<std::string> got = rt_.call_all(std::move(reqs));
+				for (size_t k = 0; k < adj.size(); k++) {
+					if (got[k][0]) {
+						next.push(int64_t(adj[k]));
 						claimed++;
 					}
 				}

@@ -4,8 +4,9 @@
  *
  * - queue: level-synchronous top-down with the frontier in a GlobalQueue:
  *   workers on every process dequeue a vertex, read its adjacency at its
- *   owner, claim each neighbour there (a delegate that sets an unset
- *   parent) and enqueue what they claimed into the next level's queue.  The
+ *   owner, claim all its neighbours at theirs at once (delegates that set
+ *   an unset parent) and enqueue what they claimed into the next level's
+ *   queue.  The
  *   queue's mode decides how much is combined (full: the combined queue;
  *   none: uncombined).
  * - tuned: direction-optimizing (Beamer): per-process frontiers; top-down
@@ -50,7 +51,6 @@ public:
 private:
 	void search_queue(uint64_t root);
 	void search_tuned(uint64_t root);
-	bool claim(uint64_t w, uint64_t parent);
 
 	Runtime &rt_;
 	DistGraph &g_;

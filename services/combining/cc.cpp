@@ -30,7 +30,7 @@ Cc::Cc(Runtime &rt, DistGraph &g, CcVariant variant, size_t buffer, size_t worke
 {
 	/* w, root -> w's label before (-1: claimed now for root) */
 	h_claim_ = rt_.handler([this](Token t, svc::Reader &r) {
-		uint64_t i = g_.local(r.u64());
+		uint64_t i = g_.owned_index(r.u64(), t.src);
 		int64_t root = static_cast<int64_t>(r.u64());
 		svc::Writer w;
 		w.u64(static_cast<uint64_t>(label_[i]));

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "common/codec.hpp"
+#include "common/error.hpp"
 
 namespace comb {
 
@@ -30,10 +31,19 @@ DistGraph::DistGraph(Runtime &rt, uint64_t nvertices, const std::vector<Edge> &e
 	each([&](uint64_t i, uint64_t w) { adj_[fill[i]++] = w; });
 
 	h_adj_ = rt_.handler([this](Token t, svc::Reader &r) {
-		uint64_t i = local(r.u64());
+		uint64_t i = owned_index(r.u64(), t.src);
 		rt_.reply(t, std::string(reinterpret_cast<const char *>(begin(i)),
 					 degree(i) * sizeof(uint64_t)));
 	});
+}
+
+uint64_t DistGraph::owned_index(uint64_t v, uint32_t src) const
+{
+	if (v >= n_ || owner(v) != me_)
+		throw svc::Error(EPROTO, "graph request from process " + std::to_string(src) +
+						 " for vertex " + std::to_string(v) +
+						 ", not one of this process's");
+	return local(v);
 }
 
 std::vector<uint64_t> DistGraph::adjacency(uint64_t v)

@@ -26,6 +26,9 @@ public:
 	uint32_t owner(uint64_t v) const { return uint32_t(v % p_); }
 	uint64_t local(uint64_t v) const { return v / p_; }
 	uint64_t global(uint64_t i) const { return i * p_ + me_; }
+	/* The local index of v, which a request from process src names: throws
+	 * svc::Error(EPROTO) when this process does not own v. */
+	uint64_t owned_index(uint64_t v, uint32_t src) const;
 	/* Vertices this process owns. */
 	uint64_t owned() const { return off_.size() - 1; }
 	/* An owned vertex's neighbours (by local index). */

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "common/codec.hpp"
+#include "common/error.hpp"
 
 namespace comb {
 
@@ -24,8 +25,13 @@ GlobalVector::GlobalVector(Runtime &rt, VecKind kind, Mode mode, uint64_t capaci
       master_(kind, capacity, combines_at_master(mode)), comb_(kind, buffer)
 {
 	h_acquire_ = rt_.handler([this](Token t, svc::Reader &r) {
-		auto op = static_cast<VecOp>(r.u8());
+		uint8_t code = r.u8();
 		uint32_t count = r.u32();
+		if (code > uint8_t(VecOp::POP))
+			throw svc::Error(EPROTO, "vector request from process " +
+							 std::to_string(t.src) + ": bad operation " +
+							 std::to_string(code));
+		auto op = static_cast<VecOp>(code);
 		uint64_t tag = next_tag_++;
 		tokens_.emplace(tag, t);
 		master_.submit({op, count, tag});
@@ -38,15 +44,26 @@ GlobalVector::GlobalVector(Runtime &rt, VecKind kind, Mode mode, uint64_t capaci
 	h_write_ = rt_.handler([this](Token t, svc::Reader &r) {
 		uint64_t start = r.u64();
 		std::string_view v = r.view();
-		std::memcpy(&store_[start - uint64_t(rt_.rank()) * block_], v.data(), v.size());
+		int64_t *p = owned_slots(t, start, v.size() / sizeof(int64_t));
+		std::memcpy(p, v.data(), v.size());
 		rt_.reply(t, {});
 	});
 	h_read_ = rt_.handler([this](Token t, svc::Reader &r) {
 		uint64_t start = r.u64();
 		uint32_t n = r.u32();
-		const int64_t *p = &store_[start - uint64_t(rt_.rank()) * block_];
+		const int64_t *p = owned_slots(t, start, n);
 		rt_.reply(t, std::string(reinterpret_cast<const char *>(p), n * sizeof(int64_t)));
 	});
+}
+
+int64_t *GlobalVector::owned_slots(Token t, uint64_t start, uint64_t n)
+{
+	uint64_t first = uint64_t(rt_.rank()) * block_;
+	if (start < first || start - first > store_.size() || n > store_.size() - (start - first))
+		throw svc::Error(EPROTO, "vector request from process " + std::to_string(t.src) +
+						 " for slots " + std::to_string(start) + "+" +
+						 std::to_string(n) + " outside this process's block");
+	return &store_[start - first];
 }
 
 void GlobalVector::pump()

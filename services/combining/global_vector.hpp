@@ -70,6 +70,9 @@ private:
 	std::optional<int64_t> op(VecOp op, int64_t value);
 	void combine();
 	void pump();
+	/* n slots of this process's block from slot start; throws EPROTO
+	 * naming t's sender when they are not all here. */
+	int64_t *owned_slots(Token t, uint64_t start, uint64_t n);
 
 	Runtime &rt_;
 	VecKind kind_;
