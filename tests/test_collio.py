@@ -1,0 +1,180 @@
+"""services/collio: the cached two-phase collective I/O library beneath unmodified MPI-IO
+programs (collio_check, services/collio/tests).
+
+Every view constructor with odd sizes, cache off and on, written through collio is
+byte-identical to the image MPI_Unpack computes and to Open MPI's romio321 output; hints come
+from MPI_Info and from the JSON file and get_info reports them; files without e10_* hints are
+Open MPI's alone; bad hints, a full cache and a full global target are one-line errors and
+MPI_ERR_IO; idle sync threads use no CPU.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import pytest
+from conftest import BUILD, MPI_OWN_TRANSPORT, base_env, mpirun_cmd, run
+
+pytestmark = pytest.mark.integration
+
+LIB = BUILD / "services" / "collio" / "libloggp-collio.so"
+CHECK = BUILD / "services" / "collio" / "tests" / "collio_check"
+VIEWS = (
+    "contiguous vector hvector indexed hindexed indexed_block hindexed_block struct "
+    "subarray_c subarray_f darray darray3d resized"
+).split()
+NP = 3
+# Small rounds (many of them), two aggregators, domains on 8-byte stripes.
+SMALL = "cb_nodes=2,cb_buffer_size=16,striping_unit=8"
+
+
+def collio(
+    mpirun: str,
+    args: Sequence[str],
+    preload: bool = True,
+    env_extra: dict[str, str] | None = None,
+    mca: Sequence[str] = (),
+) -> subprocess.CompletedProcess[str]:
+    for path in (LIB, CHECK):
+        if not path.is_file():
+            pytest.fail(f"not built: {path} (cmake --build {BUILD})")
+    env = base_env() | (env_extra or {})
+    opts = [*MPI_OWN_TRANSPORT, *mca]
+    if preload:
+        opts += ["-x", f"LD_PRELOAD={LIB}"]
+    opts += [a for var in sorted(env_extra or {}) for a in ("-x", var)]
+    return run(mpirun_cmd(mpirun, NP, [str(CHECK), *args], opts, env), env, timeout=60)
+
+
+def ok(proc: subprocess.CompletedProcess[str]) -> None:
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+@pytest.fixture(scope="module")
+def romio(mpirun_bin: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """Every view written by Open MPI's romio321 (collio not loaded), at the pointer and at
+    explicit offsets: DIR/all.VIEW and DIR/at.VIEW."""
+    out = tmp_path_factory.mktemp("romio")
+    for method in ("all", "at"):
+        ok(
+            collio(
+                mpirun_bin,
+                ["-v", "all", "-m", method, "-f", str(out / method), "-H", "cb_nodes=2", "-e"],
+                preload=False,
+                mca=["--mca", "io", "romio321"],
+            )
+        )
+    yield out
+
+
+@pytest.mark.parametrize(
+    ("hints", "method"),
+    [
+        ("e10_cache=disable", "all"),
+        ("e10_cache=enable,e10_cache_flush_flag=flush_immediate,e10_cache_threads=2", "at"),
+        ("e10_cache=enable,e10_cache_flush_flag=flush_onclose", "all"),
+        ("e10_cache=coherent", "at"),
+    ],
+)
+def test_views_are_byte_identical_to_the_image_and_romio(
+    mpirun_bin: str, romio: Path, tmp_path: Path, hints: str, method: str
+) -> None:
+    # -e checks the image after close (so flush_onclose must have waited for the sync), -r
+    # reads every rank's data back through the same view with read_all/read_at_all.
+    stats = tmp_path / "stats"
+    args = ["-v", "all", "-m", method, "-f", str(tmp_path / "c"), "-e", "-r"]
+    args += ["-H", f"{SMALL},{hints},e10_cache_path={tmp_path}"]
+    ok(collio(mpirun_bin, args, env_extra={"LOGGP_COLLIO_STATS": str(stats)}))
+    for view in VIEWS:
+        mine, theirs = tmp_path / f"c.{view}", romio / f"{method}.{view}"
+        assert mine.read_bytes() == theirs.read_bytes(), view
+    ops = [json.loads(line) for line in stats.read_text().splitlines()]
+    writes = [o for o in ops if o["op"].startswith("write")]
+    assert len(writes) == 2 * len(VIEWS), ops
+    assert sum(o["bytes"] for o in writes) == len(VIEWS) * NP * 41 * 3
+    assert all(o["all2all"] > 0 and o["waitall"] > 0 for o in writes), writes
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith("job-")], "cache left"
+
+
+def test_json_hints_with_info_null_and_get_info(mpirun_bin: str, tmp_path: Path) -> None:
+    conf = tmp_path / "hints.json"
+    conf.write_text(
+        json.dumps(
+            {
+                "Directory": [{"Path": str(tmp_path), "Hints": {"e10_cache": "enable"}}],
+                "File": [{"Path": str(tmp_path / "f"), "Hints": {"cb_nodes": 2}}],
+            }
+        )
+    )
+    stats = tmp_path / "stats"
+    args = ["-v", "darray3d", "-f", str(tmp_path / "f"), "-e", "-I"]
+    env = {"LOGGP_COLLIO_HINTS": str(conf), "LOGGP_COLLIO_STATS": str(stats)}
+    proc = collio(mpirun_bin, args, env_extra=env)
+    ok(proc)
+    info = dict(kv.split("=", 1) for kv in proc.stdout.split("\n")[0].split()[1:])
+    assert info["e10_cache"] == "enable" and info["cb_nodes"] == "2", info
+    assert info["cb_buffer_size"] == str(16 << 20) and info["e10_cache_threads"] == "1", info
+    assert stats.is_file()
+
+
+def test_unhinted_files_pass_to_open_mpi(mpirun_bin: str, tmp_path: Path) -> None:
+    stats = tmp_path / "stats"
+    args = ["-v", "subarray_c", "-f", str(tmp_path / "f"), "-H", "cb_nodes=2", "-e", "-r"]
+    ok(collio(mpirun_bin, args, env_extra={"LOGGP_COLLIO_STATS": str(stats)}))
+    assert not stats.exists()
+
+
+def test_bad_hint_is_one_line(mpirun_bin: str, tmp_path: Path) -> None:
+    args = ["-v", "contiguous", "-f", str(tmp_path / "f"), "-H", "e10_cache=maybe"]
+    proc = collio(mpirun_bin, args)
+    assert proc.returncode != 0
+    lines = {ln for ln in proc.stderr.splitlines() if ln.startswith("collio: ")}
+    assert lines == {"collio: hint e10_cache=maybe: expected enable, coherent or disable"}
+
+
+def test_idle_sync_threads_use_no_cpu(mpirun_bin: str, tmp_path: Path) -> None:
+    hints = f"e10_cache=enable,e10_cache_threads=4,e10_cache_path={tmp_path}"
+    args = ["-v", "vector", "-f", str(tmp_path / "f"), "-H", hints, "-s", "400"]
+    proc = collio(mpirun_bin, args)
+    ok(proc)
+    idle = [float(ln.split()[2]) for ln in proc.stdout.splitlines() if ln.startswith("idle_cpu")]
+    assert len(idle) == NP and max(idle) < 0.01, idle
+
+
+@pytest.fixture
+def tiny_tmpfs(tmp_path: Path) -> Iterator[Path]:
+    """A 64 KiB tmpfs (root only)."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root to mount a tmpfs")
+    mnt = tmp_path / "tiny"
+    mnt.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mnt)], check=True)
+    yield mnt
+    subprocess.run(["umount", str(mnt)], check=True)
+
+
+@pytest.mark.needs_root
+def test_full_cache_fails_the_write_with_mpi_err_io(
+    mpirun_bin: str, tmp_path: Path, tiny_tmpfs: Path
+) -> None:
+    hints = f"e10_cache=enable,e10_cache_path={tiny_tmpfs}"
+    args = ["-v", "contiguous", "-n", "20000", "-f", str(tmp_path / "f"), "-H", hints]
+    proc = collio(mpirun_bin, args)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "collio_check: collective write failed: MPI_ERR_IO" in proc.stderr, proc.stderr
+    assert "No space left on device" in proc.stderr
+
+
+@pytest.mark.needs_root
+def test_full_global_target_fails_the_close_with_mpi_err_io(
+    mpirun_bin: str, tmp_path: Path, tiny_tmpfs: Path
+) -> None:
+    hints = f"e10_cache=enable,e10_cache_flush_flag=flush_onclose,e10_cache_path={tmp_path}"
+    args = ["-v", "contiguous", "-n", "20000", "-f", str(tiny_tmpfs / "f"), "-H", hints]
+    proc = collio(mpirun_bin, args)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "collio_check: close failed: MPI_ERR_IO" in proc.stderr, proc.stderr
