@@ -78,7 +78,8 @@ static int collective(struct cio_file *f, MPI_Offset offset, void *buf, int coun
 	MPI_Type_size(type, &size);
 	len = (int64_t)size * count;
 	memset(f->t, 0, sizeof(f->t));
-	if (!write && f->cache) {
+	/* coherent: no rank reads what an aggregator has not synced yet */
+	if (!write && f->hints.cache == CIO_CACHE_COHERENT) {
 		ret = cio_file_flush(f);
 		if (ret != MPI_SUCCESS)
 			return ret;

@@ -3,14 +3,15 @@
  * (cio_views.h) and checks it, for tests/test_collio.py.
  *
  *   mpirun -np N collio_check -v VIEW|all -f FILE [-n UNITS] [-m all|at]
- *                             [-H k=v,k=v] [-s MS] [-r] [-e] [-I]
+ *                             [-H k=v,k=v] [-s MS] [-r] [-R] [-e] [-I]
  *
  * Each rank writes UNITS elements of 3 bytes (a pattern of its rank) in two
  * collective calls: write_all twice at the file pointer (-m all) or
  * write_at_all at offsets 0 and half (-m at).  -e: rank 0 then compares the
  * whole file with the image MPI itself computes (MPI_Unpack of every rank's
  * data through its filetype: not collio's flattening).  -r: every rank reads
- * its data back with read_all/read_at_all and compares.  -I: rank 0 prints
+ * its data back with read_all/read_at_all and compares; -R: the same through
+ * the handle it wrote with, before the close.  -I: rank 0 prints
  * MPI_File_get_info's keys as "info k=v ...".  -s MS: before the close,
  * each rank sleeps MS ms and prints "idle_cpu RANK FRACTION", the CPU its
  * threads used meanwhile.  -v all: every view, into FILE.VIEW.  No -H:
@@ -218,7 +219,7 @@ static void print_info(MPI_File fh)
 struct opts {
 	const char *file;
 	long units;
-	int at, readback, image, showinfo, idle_ms;
+	int at, readback, reread, image, showinfo, idle_ms;
 	MPI_Info info;
 };
 
@@ -262,6 +263,14 @@ static int check_view(const struct opts *o, const char *view, const char *file, 
 	rc = two_calls(fh, buf, len, o->at, 1);
 	if (!rc && o->showinfo && !rank)
 		print_info(fh);
+	if (!rc && o->reread) {
+		MPI_File_seek(fh, 0, MPI_SEEK_SET);
+		rc = two_calls(fh, back, len, o->at, 0);
+		for (long i = 0; !rc && i < len; i++)
+			if (back[i] != buf[i])
+				rc = fail("rank %d reread byte %ld as %d, wrote %d", rank, i, back[i],
+					  buf[i]);
+	}
 	if (!rc && o->idle_ms)
 		printf("idle_cpu %d %.4f\n", rank, idle_cpu(o->idle_ms));
 	crc = MPI_File_close(&fh);
@@ -306,7 +315,7 @@ int main(int argc, char **argv)
 	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
-	while ((opt = getopt(argc, argv, "v:f:n:m:H:s:reI")) != -1) {
+	while ((opt = getopt(argc, argv, "v:f:n:m:H:s:rReI")) != -1) {
 		switch (opt) {
 		case 'v': view = optarg; break;
 		case 'f': o.file = optarg; break;
@@ -315,6 +324,7 @@ int main(int argc, char **argv)
 		case 'H': snprintf(hints, sizeof(hints), "%s", optarg); break;
 		case 's': o.idle_ms = atoi(optarg); break;
 		case 'r': o.readback = 1; break;
+		case 'R': o.reread = 1; break;
 		case 'e': o.image = 1; break;
 		case 'I': o.showinfo = 1; break;
 		default: view = NULL;
@@ -329,7 +339,7 @@ int main(int argc, char **argv)
 	if (bad) {
 		if (!rank)
 			fprintf(stderr, "usage: mpirun -np N collio_check -v VIEW|all -f FILE "
-					"[-n UNITS] [-m all|at] [-H k=v,...] [-s MS] [-r] [-e] [-I]\n");
+					"[-n UNITS] [-m all|at] [-H k=v,...] [-s MS] [-r] [-R] [-e] [-I]\n");
 		MPI_Finalize();
 		return 2;
 	}
