@@ -20,7 +20,7 @@ DEB_PACKAGES = build-essential cmake ninja-build pkg-config \
 	python3-venv python3-dev prometheus prometheus-node-exporter \
 	libdpdk-dev dpdk dpdk-dev iperf3 iproute2 iputils-ping ethtool \
 	libssl-dev libsqlite3-dev nlohmann-json3-dev libgtest-dev httperf wrk \
-	fuse3 libfuse3-dev fio
+	fuse3 libfuse3-dev fio libhdf5-openmpi-dev
 
 .PHONY: all deps venv build build-asan test test-c test-py run clean
 

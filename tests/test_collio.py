@@ -181,3 +181,35 @@ def test_full_global_target_fails_the_close_with_mpi_err_io(
     proc = collio(mpirun_bin, args)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "collio_check: close failed: MPI_ERR_IO" in proc.stderr, proc.stderr
+
+
+def test_deferred_close_completes_by_the_next_open_and_finalize(
+    mpirun_bin: str, romio: Path, tmp_path: Path
+) -> None:
+    # No -e: with a deferred close the image is only complete once the next open (the
+    # next view's file) or MPI_Finalize has waited for the sync.
+    hints = f"{SMALL},e10_cache=enable,e10_cache_flush_flag=flush_onclose,e10_deferred_close=enable"
+    args = ["-v", "all", "-f", str(tmp_path / "c"), "-H", f"{hints},e10_cache_path={tmp_path}"]
+    ok(collio(mpirun_bin, args))
+    for view in VIEWS:
+        assert (tmp_path / f"c.{view}").read_bytes() == (romio / f"all.{view}").read_bytes(), view
+
+
+H5 = BUILD / "services" / "collio" / "tests" / "collio_h5"
+
+
+@pytest.mark.parametrize("cache", ["disable", "enable"])
+def test_parallel_hdf5_write_and_read(mpirun_bin: str, tmp_path: Path, cache: str) -> None:
+    if not H5.is_file():
+        pytest.skip(f"not built: {H5} (libhdf5-openmpi-dev missing at configure time)")
+    stats = tmp_path / "stats"
+    env = base_env() | {"LOGGP_COLLIO_STATS": str(stats)}
+    hints = f"e10_cache={cache},cb_nodes=2,cb_buffer_size=64,e10_cache_path={tmp_path}"
+    opts = [*MPI_OWN_TRANSPORT, "-x", f"LD_PRELOAD={LIB}", "-x", "LOGGP_COLLIO_STATS"]
+    argv = mpirun_cmd(
+        mpirun_bin, NP, [str(H5), "-f", str(tmp_path / "f.h5"), "-H", hints], opts, env
+    )
+    proc = run(argv, env, timeout=60)
+    assert proc.returncode == 0 and "h5 ok" in proc.stdout, proc.stdout + proc.stderr
+    ops = [json.loads(line)["op"] for line in stats.read_text().splitlines()]
+    assert "write_at_all" in ops and "read_at_all" in ops, ops

@@ -174,7 +174,9 @@ int cio_file_close(struct cio_file *f)
 
 	unlink_open(f);
 	memset(f->t, 0, sizeof(f->t));
-	if (f->hints.deferred_close && f->cache) {
+	/* every rank decides alike (non-aggregators have no cache but must not
+	 * wait in an Allreduce the aggregators skip) */
+	if (f->hints.deferred_close && f->hints.cache != CIO_CACHE_DISABLE) {
 		f->next = deferred;
 		deferred = f;
 		return MPI_SUCCESS;
