@@ -213,3 +213,29 @@ def test_parallel_hdf5_write_and_read(mpirun_bin: str, tmp_path: Path, cache: st
     assert proc.returncode == 0 and "h5 ok" in proc.stdout, proc.stdout + proc.stderr
     ops = [json.loads(line)["op"] for line in stats.read_text().splitlines()]
     assert "write_at_all" in ops and "read_at_all" in ops, ops
+
+
+WORKLOADS = {
+    "coll_perf": ["-b", "12", "-n", "2", "-c", "20"],
+    "flashio": ["-B", "1", "-z", "4", "-n", "2"],
+    "iorlike": ["-t", "4K", "-b", "16K", "-s", "2", "-n", "2", "-V"],
+}
+
+
+@pytest.mark.parametrize("name", sorted(WORKLOADS))
+def test_workloads_report_perceived_bandwidth_and_the_breakdown(
+    mpirun_bin: str, tmp_path: Path, name: str
+) -> None:
+    hints = f"e10_cache=enable,cb_nodes=2,e10_deferred_close=enable,e10_cache_path={tmp_path}"
+    args = [*WORKLOADS[name], "-f", str(tmp_path / "out"), "-H", hints]
+    opts = [*MPI_OWN_TRANSPORT, "-x", f"LD_PRELOAD={LIB}"]
+    env = base_env()
+    argv = [str(BUILD / "workloads" / name / name), *args]
+    proc = run(mpirun_cmd(mpirun_bin, NP, argv, opts, env), env, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    res = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert res["valid"], res
+    m = res["metrics"]
+    phases = "all2all shuffle waitall write_phase post_write sync not_hidden_sync".split()
+    assert all(m[f"{ph}_s"] >= 0 for ph in phases) and m["all2all_s"] > 0, m
+    assert m["perceived_MBps"] > 0 and m["perceived_MBps"] < m["write_MBps"], m

@@ -14,12 +14,13 @@
 #include <unistd.h>
 
 #include "cio.h"
+#include "collio.h"
 
-const char *const cio_phase_name[CIO_T_N] = {
-	"all2all", "shuffle", "waitall", "write", "post_write", "sync", "not_hidden_sync",
-};
+const char *const cio_phase_name[CIO_T_N] = { COLLIO_PHASES };
 
 static struct cio_file *open_files, *deferred;
+/* every call's breakdown added up, for loggp_collio_breakdown */
+static double totals[CIO_T_N];
 
 struct cio_file *cio_file_find(MPI_File fh)
 {
@@ -158,6 +159,7 @@ static int file_finish(struct cio_file *f)
 
 	if (f->cache) {
 		ret = cio_cache_flush(f->cache);
+		f->t[CIO_T_SYNC] += cio_cache_sync_seconds(f->cache);
 		cret = cio_cache_close(f->cache);
 		ret = ret ? ret : cret;
 		f->cache = NULL;
@@ -192,16 +194,35 @@ int cio_file_close(struct cio_file *f)
 int cio_file_drain_deferred(void)
 {
 	int ret = MPI_SUCCESS;
+	double t0 = MPI_Wtime();
 
+	if (!deferred)
+		return ret;
 	while (deferred) {
 		struct cio_file *f = deferred;
 
 		deferred = f->next;
 		if (file_finish(f))
 			ret = MPI_ERR_IO;
+		totals[CIO_T_SYNC] += f->t[CIO_T_SYNC];
 		file_free(f);
 	}
+	totals[CIO_T_NOT_HIDDEN_SYNC] += MPI_Wtime() - t0;
 	return ret;
+}
+
+int loggp_collio_breakdown(double *t, int n)
+{
+	for (int i = 0; i < n && i < CIO_T_N; i++) {
+		t[i] = totals[i];
+		totals[i] = 0;
+	}
+	return CIO_T_N;
+}
+
+int loggp_collio_drain(void)
+{
+	return cio_file_drain_deferred();
 }
 
 void cio_file_report(struct cio_file *f, const char *op, int64_t bytes)
@@ -211,6 +232,8 @@ void cio_file_report(struct cio_file *f, const char *op, int64_t bytes)
 	int64_t total;
 	FILE *fp;
 
+	for (int i = 0; i < CIO_T_N; i++)
+		totals[i] += f->t[i];
 	if (!path || !*path)
 		return;
 	MPI_Reduce(f->t, t, CIO_T_N, MPI_DOUBLE, MPI_MAX, 0, f->comm);
