@@ -11,10 +11,10 @@ from types import ModuleType
 
 from rich.console import Console
 
-from loggp.bench import accuracy, kvs, kvserver, pfs, wire
+from loggp.bench import accuracy, collio, kvs, kvserver, pfs, wire
 from loggp.errors import UsageError
 
-BENCHES: dict[str, ModuleType] = {m.NAME: m for m in (accuracy, kvs, kvserver, pfs, wire)}
+BENCHES: dict[str, ModuleType] = {m.NAME: m for m in (accuracy, collio, kvs, kvserver, pfs, wire)}
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
