@@ -17,7 +17,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
-from conftest import BUILD, MPI_OWN_TRANSPORT, base_env, mpirun_cmd, run
+from conftest import BUILD, MPI_OWN_TRANSPORT, assert_refused, base_env, mpirun_cmd, run
 
 pytestmark = pytest.mark.integration
 
@@ -239,3 +239,12 @@ def test_workloads_report_perceived_bandwidth_and_the_breakdown(
     phases = "all2all shuffle waitall write_phase post_write sync not_hidden_sync".split()
     assert all(m[f"{ph}_s"] >= 0 for ph in phases) and m["all2all_s"] > 0, m
     assert m["perceived_MBps"] > 0 and m["perceived_MBps"] < m["write_MBps"], m
+
+
+@pytest.mark.parametrize("name", sorted(WORKLOADS))
+def test_workloads_refuse_a_missing_path_and_a_bad_hint(mpirun_bin: str, name: str) -> None:
+    env = base_env()
+    prog = str(BUILD / "workloads" / name / name)
+    for args, msg in (([], "-f PATH is required"), (["-f", "x", "-H", "cb_nodes"], "bad hint")):
+        proc = run(mpirun_cmd(mpirun_bin, 2, [prog, *args], MPI_OWN_TRANSPORT, env), env, 60)
+        assert_refused(proc, name, msg)

@@ -13,7 +13,7 @@ static const char *const phase_metric[WL_IO_PHASES] = {
 	"not_hidden_sync_s",
 };
 
-int wl_io_hints(const struct wl_prog *p, const char *hints, MPI_Info *info)
+static int io_hints(const struct wl_prog *p, const char *hints, MPI_Info *info)
 {
 	char *copy = strdup(hints), *save = NULL;
 	int ret = 0;
@@ -50,23 +50,23 @@ void wl_io_compute(int64_t ms)
 			x = x * 1.0000001 + 1e-9;
 }
 
-void wl_io_begin(struct wl_io *io)
+static void io_begin(struct wl_io *io)
 {
 	MPI_Barrier(MPI_COMM_WORLD);
 	io->t_open = MPI_Wtime();
 }
 
-void wl_io_write_begin(struct wl_io *io)
+static void io_write_begin(struct wl_io *io)
 {
 	io->t_write = MPI_Wtime();
 }
 
-void wl_io_write_end(struct wl_io *io)
+static void io_write_end(struct wl_io *io)
 {
 	io->t_write = MPI_Wtime() - io->t_write;
 }
 
-void wl_io_end(struct wl_io *io, double bytes_this_rank)
+static void io_end(struct wl_io *io, double bytes_this_rank)
 {
 	double mine[3] = { MPI_Wtime() - io->t_open, io->t_write, 0 }, max[3], bytes;
 
@@ -79,9 +79,9 @@ void wl_io_end(struct wl_io *io, double bytes_this_rank)
 
 void wl_io_finish(struct wl_io *io)
 {
-	int (*drain)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "loggp_collio_drain");
-	int (*breakdown)(double *, int) =
-		(int (*)(double *, int))dlsym(RTLD_DEFAULT, "loggp_collio_breakdown");
+	__typeof__(loggp_collio_drain) *drain = dlsym(RTLD_DEFAULT, "loggp_collio_drain");
+	__typeof__(loggp_collio_breakdown) *breakdown =
+		dlsym(RTLD_DEFAULT, "loggp_collio_breakdown");
 	double t0, wait, mine[WL_IO_PHASES] = { 0 };
 
 	io->collio = drain && breakdown;
@@ -96,7 +96,7 @@ void wl_io_finish(struct wl_io *io)
 	MPI_Allreduce(mine, io->phase_s, WL_IO_PHASES, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
 }
 
-int wl_io_metrics(const struct wl_io *io, struct wl_metric *out)
+static int io_metrics(const struct wl_io *io, struct wl_metric *out)
 {
 	int n = 0;
 
@@ -107,4 +107,77 @@ int wl_io_metrics(const struct wl_io *io, struct wl_metric *out)
 	for (int i = 0; io->collio && i < WL_IO_PHASES; i++)
 		out[n++] = (struct wl_metric){ phase_metric[i], io->phase_s[i] };
 	return n;
+}
+
+int wl_io_opt(const struct wl_prog *p, int c, const char *arg, struct wl_io_opts *o)
+{
+	switch (c) {
+	case 'f':
+		o->path = arg;
+		return 0;
+	case 'n':
+		return wl_opt_int(p, c, arg, 1, 100000, &o->files);
+	case 'c':
+		return wl_opt_int(p, c, arg, 0, 3600000, &o->compute_ms);
+	case 'H':
+		o->hints = arg;
+		return 0;
+	}
+	return 1;
+}
+
+int wl_io_setup(const struct wl_prog *p, const struct wl_io_opts *o, struct wl_io *io)
+{
+	if (!o->path) {
+		if (!p->rank)
+			fprintf(stderr, "%s: -f PATH is required (the files' name)\n", p->name);
+		return -EINVAL;
+	}
+	return io_hints(p, o->hints, &io->info);
+}
+
+void wl_io_open(struct wl_io *io, const struct wl_prog *p, const struct wl_io_opts *o,
+		int64_t f, int amode, MPI_File *fh)
+{
+	snprintf(io->name, sizeof(io->name), "%s.%lld", o->path, (long long)f);
+	io_begin(io);
+	if (MPI_File_open(MPI_COMM_WORLD, io->name, amode, io->info, fh) != MPI_SUCCESS) {
+		fprintf(stderr, "%s: rank %d: cannot open %s\n", p->name, p->rank, io->name);
+		MPI_Abort(MPI_COMM_WORLD, 1);
+	}
+	io_write_begin(io);
+}
+
+void wl_io_close(struct wl_io *io, const struct wl_prog *p, MPI_File *fh, int ret,
+		 double bytes_this_rank)
+{
+	io_write_end(io);
+	ret |= MPI_File_close(fh);
+	io_end(io, bytes_this_rank);
+	if (ret != MPI_SUCCESS) {
+		fprintf(stderr, "%s: rank %d: writing %s failed\n", p->name, p->rank, io->name);
+		MPI_Abort(MPI_COMM_WORLD, 1);
+	}
+}
+
+int wl_io_checkable(const struct wl_io_opts *o)
+{
+	return !strstr(o->hints, "flush_none");
+}
+
+void wl_io_report(struct wl_io *io, const struct wl_prog *p, int valid,
+		  const struct wl_param *params, int nparams)
+{
+	struct wl_metric metrics[3 + WL_IO_PHASES];
+	struct wl_msgs none = { 0 };
+	struct wl_critical crit = { 0 };
+	struct wl_result res;
+
+	if (wl_result_reduce(p, valid, io->file_s + io->unhidden_s, &none, &crit, &res))
+		MPI_Abort(MPI_COMM_WORLD, 1);
+	if (!p->rank)
+		wl_result_print(stdout, p, &res, metrics, io_metrics(io, metrics), params, nparams);
+	wl_result_fini(&res);
+	if (io->info != MPI_INFO_NULL)
+		MPI_Info_free(&io->info);
 }

@@ -21,6 +21,23 @@
 
 #define WL_IO_PHASES 7
 
+/* The options every MPI-IO workload takes: -f PATH, -n FILES, -c MS, -H HINTS. */
+struct wl_io_opts {
+	const char *path;
+	int64_t files;
+	int64_t compute_ms;
+	const char *hints;
+};
+
+#define WL_IO_USAGE \
+	"  -f PATH      files PATH.0 .. PATH.FILES-1 (required)\n" \
+	"  -n FILES     files written one after the other\n" \
+	"  -c MS        compute phase, milliseconds (default 0)\n" \
+	"  -H HINTS     MPI_Info hints of every open, KEY=VALUE[,KEY=VALUE...]\n" \
+	"  -h           this help\n" \
+	"Prints one JSON result line (docs/results.md): perceived_MBps, write_MBps,\n" \
+	"unhidden_sync_s, and collio's breakdown when it is loaded.\n"
+
 struct wl_io {
 	double file_s;		/* sum over files of open + writes + close (slowest rank) */
 	double write_s;		/* sum of the write calls alone (slowest rank per file) */
@@ -29,24 +46,31 @@ struct wl_io {
 	double phase_s[WL_IO_PHASES];	/* collio's breakdown: max over ranks of the sums */
 	int collio;		/* the library is loaded */
 	double t_open, t_write;	/* this rank's marks in the current file */
+	char name[4096];	/* the current file */
+	MPI_Info info;		/* from -H */
 };
 
-/* "k=v,k=v" as an MPI_Info (MPI_INFO_NULL for ""); -EINVAL with one line
- * from rank 0 for an item without '='. */
-int wl_io_hints(const struct wl_prog *p, const char *hints, MPI_Info *info);
+/* -f, -n, -c and -H into o: 0 or -EINVAL; 1 for another option. */
+int wl_io_opt(const struct wl_prog *p, int c, const char *arg, struct wl_io_opts *o);
+/* After the options: -f given, the hints parsed into io->info. */
+int wl_io_setup(const struct wl_prog *p, const struct wl_io_opts *o, struct wl_io *io);
+/* File f: the barrier, the mark, MPI_File_open (MPI_Abort with a line when
+ * it fails), then the write mark. */
+void wl_io_open(struct wl_io *io, const struct wl_prog *p, const struct wl_io_opts *o,
+		int64_t f, int amode, MPI_File *fh);
+/* The write mark, MPI_File_close, the file's times and bytes; MPI_Abort with
+ * a line when ret (the writes' MPI error) or the close failed. */
+void wl_io_close(struct wl_io *io, const struct wl_prog *p, MPI_File *fh, int ret,
+		 double bytes_this_rank);
+/* Whether the last file can be read back: not when the hints say flush_none. */
+int wl_io_checkable(const struct wl_io_opts *o);
+/* The result line (rank 0) with the metrics and params; frees io->info. */
+void wl_io_report(struct wl_io *io, const struct wl_prog *p, int valid,
+		  const struct wl_param *params, int nparams);
+
 /* Spins for ms milliseconds (the program's compute phase). */
 void wl_io_compute(int64_t ms);
-/* Marks around one file: begin before MPI_File_open (after a barrier),
- * write_begin/write_end around its writes, end after MPI_File_close. */
-void wl_io_begin(struct wl_io *io);
-void wl_io_write_begin(struct wl_io *io);
-void wl_io_write_end(struct wl_io *io);
-void wl_io_end(struct wl_io *io, double bytes_this_rank);
 /* After the last file: the unhidden sync and the breakdown (collective). */
 void wl_io_finish(struct wl_io *io);
-/* The metrics: perceived_MBps, write_MBps, unhidden_sync_s and, with
- * collio, one <phase>_s per phase; out needs 3 + WL_IO_PHASES entries;
- * returns how many it filled. */
-int wl_io_metrics(const struct wl_io *io, struct wl_metric *out);
 
 #endif

@@ -26,54 +26,39 @@
 #include "wl_mpiio.h"
 
 struct io_opts {
-	const char *path;
+	struct wl_io_opts io;
 	int64_t xfer;
 	int64_t block;
 	int64_t segments;
-	int64_t files;
-	int64_t compute_ms;
 	int view;
-	const char *hints;
 };
 
 static const char io_usage[] =
 	"usage: mpirun -np N iorlike -f PATH [-t XFER] [-b BLOCK] [-s SEGMENTS] [-n FILES]\n"
 	"                            [-c MS] [-V] [-H k=v,...] [-h]\n"
-	"  -f PATH      files PATH.0 .. PATH.FILES-1 (required)\n"
 	"  -t XFER      bytes per collective call, suffix K or M (default 1M)\n"
 	"  -b BLOCK     bytes per rank per segment, a multiple of XFER (default 4M)\n"
 	"  -s SEGMENTS  segments per file (default 4)\n"
-	"  -n FILES     files (default 1)\n"
-	"  -c MS        compute after each segment, milliseconds (default 0)\n"
 	"  -V           a file view and MPI_File_write_all (IOR's useFileView)\n"
-	"  -H HINTS     MPI_Info hints of every open, KEY=VALUE[,KEY=VALUE...]\n"
-	"  -h           this help\n"
-	"Prints one JSON result line (docs/results.md): perceived_MBps, write_MBps,\n"
-	"unhidden_sync_s, and collio's breakdown when it is loaded.\n";
+	"  (-n: default 1 file; -c: compute after each segment and between files)\n"
+	WL_IO_USAGE;
 
 static int io_opt(const struct wl_prog *p, int c, const char *arg, void *ctx)
 {
 	struct io_opts *o = ctx;
+	int ret = wl_io_opt(p, c, arg, &o->io);
 
+	if (ret <= 0)
+		return ret;
 	switch (c) {
-	case 'f':
-		o->path = arg;
-		return 0;
 	case 't':
 		return wl_opt_size(p, c, arg, 1, 1 << 30, &o->xfer);
 	case 'b':
 		return wl_opt_size(p, c, arg, 1, (int64_t)1 << 34, &o->block);
 	case 's':
 		return wl_opt_int(p, c, arg, 1, 1000000, &o->segments);
-	case 'n':
-		return wl_opt_int(p, c, arg, 1, 100000, &o->files);
-	case 'c':
-		return wl_opt_int(p, c, arg, 0, 3600000, &o->compute_ms);
 	case 'V':
 		o->view = 1;
-		return 0;
-	case 'H':
-		o->hints = arg;
 		return 0;
 	}
 	return wl_opt_unknown(p, c);
@@ -107,36 +92,47 @@ static int io_write(MPI_File fh, const struct io_opts *o, int rank, int nranks,
 				MPI_File_write_at_all(fh, off, buf, (int)o->xfer, MPI_BYTE,
 						      MPI_STATUS_IGNORE);
 		}
-		wl_io_compute(o->compute_ms);
+		wl_io_compute(o->io.compute_ms);
 	}
 	return ret;
+}
+
+/* Reads the last file back: the number of wrong bytes. */
+static int64_t io_check(const struct io_opts *o, const struct wl_io *io, int rank, int nranks,
+			unsigned char *buf)
+{
+	int64_t bad = 0;
+	MPI_File fh;
+
+	MPI_File_open(MPI_COMM_WORLD, io->name, MPI_MODE_RDONLY, io->info, &fh);
+	for (int64_t s = 0; s < o->segments; s++) {
+		for (int64_t k = 0; k < o->block / o->xfer; k++) {
+			MPI_Offset off = io_off(o, rank, nranks, s, k);
+
+			MPI_File_read_at_all(fh, off, buf, (int)o->xfer, MPI_BYTE, MPI_STATUS_IGNORE);
+			for (int64_t i = 0; i < o->xfer; i++)
+				bad += buf[i] != io_byte(off + i);
+		}
+	}
+	MPI_File_close(&fh);
+	return bad;
 }
 
 int main(int argc, char **argv)
 {
 	struct wl_prog p = { .name = "iorlike", .options = "-f, -t, -b, -s, -n, -c, -V, -H" };
-	struct io_opts o = { .xfer = 1 << 20, .block = 4 << 20, .segments = 4, .files = 1,
-			     .hints = "" };
-	struct wl_metric metrics[3 + WL_IO_PHASES];
+	struct io_opts o = { .io = { .files = 1, .hints = "" }, .xfer = 1 << 20,
+			     .block = 4 << 20, .segments = 4 };
 	struct wl_io io = { 0 };
-	struct wl_msgs none = { 0 };
-	struct wl_critical crit = { 0 };
-	struct wl_result res;
 	MPI_Datatype vec = MPI_DATATYPE_NULL;
-	MPI_Info info;
 	unsigned char *buf;
-	char name[4096];
-	int ret, bad = 0;
+	int64_t bad = 0;
+	int ret;
 
 	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &p.rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &p.nranks);
 	ret = wl_opt_getopt(&p, argc, argv, ":f:t:b:s:n:c:VH:h", NULL, io_usage, io_opt, &o);
-	if (!ret && !o.path) {
-		if (!p.rank)
-			fprintf(stderr, "iorlike: -f PATH is required (the files' name)\n");
-		ret = -EINVAL;
-	}
 	if (!ret && (o.block % o.xfer || o.xfer > INT32_MAX)) {
 		if (!p.rank)
 			fprintf(stderr, "iorlike: -b %lld is not a multiple of -t %lld\n",
@@ -144,7 +140,7 @@ int main(int argc, char **argv)
 		ret = -EINVAL;
 	}
 	if (!ret)
-		ret = wl_io_hints(&p, o.hints, &info);
+		ret = wl_io_setup(&p, &o.io, &io);
 	if (ret) {
 		MPI_Finalize();
 		return ret > 0 ? 0 : WL_EXIT_USAGE;
@@ -158,68 +154,36 @@ int main(int argc, char **argv)
 		MPI_Type_commit(&vec);
 	}
 	buf = malloc(o.xfer);
-	for (int64_t f = 0; f < o.files; f++) {
+	for (int64_t f = 0; f < o.io.files; f++) {
 		MPI_File fh;
 
-		snprintf(name, sizeof(name), "%s.%lld", o.path, (long long)f);
 		if (f)
-			wl_io_compute(o.compute_ms);
-		wl_io_begin(&io);
-		if (MPI_File_open(MPI_COMM_WORLD, name, MPI_MODE_CREATE | MPI_MODE_WRONLY, info,
-				  &fh) != MPI_SUCCESS) {
-			fprintf(stderr, "iorlike: rank %d: cannot open %s\n", p.rank, name);
-			MPI_Abort(MPI_COMM_WORLD, 1);
-		}
+			wl_io_compute(o.io.compute_ms);
+		wl_io_open(&io, &p, &o.io, f, MPI_MODE_CREATE | MPI_MODE_WRONLY, &fh);
 		if (o.view)
 			MPI_File_set_view(fh, o.block * p.rank, MPI_BYTE, vec, "native",
 					  MPI_INFO_NULL);
-		wl_io_write_begin(&io);
 		ret = io_write(fh, &o, p.rank, p.nranks, buf);
-		wl_io_write_end(&io);
-		ret |= MPI_File_close(&fh);
-		wl_io_end(&io, (double)o.block * o.segments);
-		if (ret != MPI_SUCCESS) {
-			fprintf(stderr, "iorlike: rank %d: writing %s failed\n", p.rank, name);
-			MPI_Abort(MPI_COMM_WORLD, 1);
-		}
+		wl_io_close(&io, &p, &fh, ret, (double)o.block * o.segments);
 	}
 	wl_io_finish(&io);
-	if (!strstr(o.hints, "flush_none")) {
-		MPI_File fh;
-
-		MPI_File_open(MPI_COMM_WORLD, name, MPI_MODE_RDONLY, info, &fh);
-		for (int64_t s = 0; s < o.segments; s++) {
-			for (int64_t k = 0; k < o.block / o.xfer; k++) {
-				MPI_Offset off = io_off(&o, p.rank, p.nranks, s, k);
-
-				MPI_File_read_at_all(fh, off, buf, (int)o.xfer, MPI_BYTE,
-						     MPI_STATUS_IGNORE);
-				for (int64_t i = 0; i < o.xfer; i++)
-					bad += buf[i] != io_byte(off + i);
-			}
-		}
-		MPI_File_close(&fh);
-		if (bad)
-			fprintf(stderr, "iorlike: rank %d: %s read back wrong\n", p.rank, name);
-	}
-	if (wl_result_reduce(&p, !bad, io.file_s + io.unhidden_s, &none, &crit, &res))
-		MPI_Abort(MPI_COMM_WORLD, 1);
-	if (!p.rank) {
+	if (wl_io_checkable(&o.io))
+		bad = io_check(&o, &io, p.rank, p.nranks, buf);
+	if (bad)
+		fprintf(stderr, "iorlike: rank %d: %s read back wrong\n", p.rank, io.name);
+	{
 		struct wl_param params[] = {
 			{ "xfer", o.xfer, NULL },
 			{ "block", o.block, NULL },
 			{ "segments", o.segments, NULL },
-			{ "files", o.files, NULL },
-			{ "compute_ms", o.compute_ms, NULL },
+			{ "files", o.io.files, NULL },
+			{ "compute_ms", o.io.compute_ms, NULL },
 			{ "view", o.view, NULL },
-			{ "hints", 0, *o.hints ? o.hints : "none" },
+			{ "hints", 0, *o.io.hints ? o.io.hints : "none" },
 		};
 
-		wl_result_print(stdout, &p, &res, metrics, wl_io_metrics(&io, metrics), params, 7);
+		wl_io_report(&io, &p, !bad, params, 7);
 	}
-	wl_result_fini(&res);
-	if (info != MPI_INFO_NULL)
-		MPI_Info_free(&info);
 	if (vec != MPI_DATATYPE_NULL)
 		MPI_Type_free(&vec);
 	free(buf);
