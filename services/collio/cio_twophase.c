@@ -114,6 +114,7 @@ static int round_make(struct cio_file *f, const struct plan *pl, int64_t r, stru
 	rd->data_off = malloc(nagg * sizeof(*rd->data_off));
 	if (!rd->cnt || !rd->rcnt || !rd->segs || !rd->seg_first || !rd->data_off) {
 		round_free(rd);
+		memset(rd, 0, sizeof(*rd));
 		return -ENOMEM;
 	}
 	for (int a = 0; a < nagg; a++) {
@@ -298,6 +299,33 @@ static int agree(struct cio_file *f, int err)
 	return any ? MPI_ERR_IO : MPI_SUCCESS;
 }
 
+/*
+ * The start of round r: the counts exchanged (all2all), the inbox and, on an
+ * aggregator, the window (allocated once).  0, or -ENOMEM: then the counts
+ * are exchanged but this rank has nothing else to take part with.
+ */
+static int round_open(struct cio_file *f, const struct plan *pl, int64_t r, struct round *rd,
+		      struct inbox *in, char **win)
+{
+	double t0 = now();
+	int ret = round_make(f, pl, r, rd);
+
+	f->t[CIO_T_ALL2ALL] += now() - t0;
+	memset(in, 0, sizeof(*in));
+	if (ret)
+		return ret;
+	ret = inbox_make(f, rd, in);
+	if (!ret && rd->my_agg >= 0 && !*win)
+		*win = malloc(pl->cb);
+	return !ret && rd->my_agg >= 0 && !*win ? -ENOMEM : ret;
+}
+
+static void round_close(struct round *rd, struct inbox *in)
+{
+	inbox_free(in);
+	round_free(rd);
+}
+
 int cio_twophase_write(struct cio_file *f, const struct cio_flat *acc, const char *buf)
 {
 	struct plan pl;
@@ -312,21 +340,9 @@ int cio_twophase_write(struct cio_file *f, const struct cio_flat *acc, const cha
 	for (int64_t r = 0; r < pl.dom.rounds; r++) {
 		struct round rd;
 		struct inbox in;
-		double t0 = now(), t1, t2;
-		int mem;
+		int mem = round_open(f, &pl, r, &rd, &in, &win);
+		double t1 = now(), t2;
 
-		mem = round_make(f, &pl, r, &rd);
-		if (mem) {
-			err = mem;
-			break;
-		}
-		t1 = now();
-		f->t[CIO_T_ALL2ALL] += t1 - t0;
-		mem = inbox_make(f, &rd, &in);
-		if (!mem && rd.my_agg >= 0 && !win)
-			win = malloc(pl.cb);
-		if (!mem && rd.my_agg >= 0 && !win)
-			mem = -ENOMEM;
 		err = err ? err : mem;
 		if (!mem) {
 			post_recvs(f, &rd, &in, 1);
@@ -340,8 +356,7 @@ int cio_twophase_write(struct cio_file *f, const struct cio_flat *acc, const cha
 				err = window_write(f, &rd, &in, win);
 			f->t[CIO_T_WRITE] += now() - t1;
 		}
-		inbox_free(&in);
-		round_free(&rd);
+		round_close(&rd, &in);
 	}
 	free(win);
 	plan_free(&pl);
@@ -416,48 +431,34 @@ int cio_twophase_read(struct cio_file *f, const struct cio_flat *acc, char *buf)
 	for (int64_t r = 0; r < pl.dom.rounds; r++) {
 		struct round rd;
 		struct inbox in;
-		MPI_Request *req = NULL;
-		int nreq = 0, mem;
-		double t0 = now(), t1;
+		int mem = round_open(f, &pl, r, &rd, &in, &win);
+		double t1 = now();
 
-		mem = round_make(f, &pl, r, &rd);
-		if (mem) {
-			err = mem;
-			break;
-		}
-		t1 = now();
-		f->t[CIO_T_ALL2ALL] += t1 - t0;
-		mem = inbox_make(f, &rd, &in);
-		req = malloc((2 * f->nprocs + 1) * sizeof(*req));
-		if (!mem && rd.my_agg >= 0 && !win)
-			win = malloc(pl.cb);
-		if (!mem && (!req || (rd.my_agg >= 0 && !win)))
-			mem = -ENOMEM;
 		err = err ? err : mem;
 		if (!mem) {
 			post_recvs(f, &rd, &in, 0);
 			post_sends(f, &pl, &rd, buf, &in, 0);
+			MPI_Waitall(in.nreq, in.req, MPI_STATUSES_IGNORE);
+			f->t[CIO_T_SHUFFLE] += now() - t1;
+			/* the data comes back into the requests the segment lists used */
+			in.nreq = 0;
 			for (int a = 0; a < pl.dom.nagg; a++) {
 				int p = pl.dom.agg_rank[a];
 
 				if (rd.cnt[2 * p])
 					MPI_Irecv(buf + rd.data_off[a], (int)rd.cnt[2 * p + 1],
-						  MPI_BYTE, p, TAG_DATA, f->comm, &req[nreq++]);
+						  MPI_BYTE, p, TAG_DATA, f->comm, &in.req[in.nreq++]);
 			}
-			MPI_Waitall(in.nreq, in.req, MPI_STATUSES_IGNORE);
-			f->t[CIO_T_SHUFFLE] += now() - t1;
 			if (rd.my_agg >= 0) {
-				int rerr = window_read(f, &rd, &in, win, in.data, req, &nreq);
+				int rerr = window_read(f, &rd, &in, win, in.data, in.req, &in.nreq);
 
 				err = err ? err : rerr;
 			}
 			t1 = now();
-			MPI_Waitall(nreq, req, MPI_STATUSES_IGNORE);
+			MPI_Waitall(in.nreq, in.req, MPI_STATUSES_IGNORE);
 			f->t[CIO_T_WAITALL] += now() - t1;
 		}
-		free(req);
-		inbox_free(&in);
-		round_free(&rd);
+		round_close(&rd, &in);
 	}
 	free(win);
 	plan_free(&pl);
