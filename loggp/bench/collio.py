@@ -74,8 +74,9 @@ class Mount:
     def __init__(self, build: Path, store: Store, mnt: Path, env: dict[str, str]) -> None:
         mnt.mkdir()
         self.mnt = mnt
-        argv = [str(build / "services" / "pfs" / "loggp-pfs"), "-i", str(store.dir), "mount",
-                "--direct-io", str(mnt)]  # fmt: skip
+        # 30 s per request: on 2 busy cores a request can wait long behind the ranks
+        argv = [str(build / "services" / "pfs" / "loggp-pfs"), "-i", str(store.dir), "-t",
+                "30000", "mount", "--direct-io", str(mnt)]  # fmt: skip
         self.proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE,
                                      stderr=subprocess.DEVNULL, text=True)  # fmt: skip
         assert self.proc.stdout is not None
@@ -204,26 +205,30 @@ def markdown(doc: dict[str, Any]) -> str:
     return "\n".join(out)
 
 
-def verdict(rows: list[dict[str, Any]]) -> str:
+def verdict(rows: list[dict[str, Any]], repeats: int) -> str:
     """The seed's ratios (x15 coll_perf, x3 IOR) against what ran here."""
-    ratio = {}
-    for r in rows:
-        if r["config"] == "on a2 b1M":
-            off = next(
-                x for x in rows
-                if x["knobs"] == r["knobs"] and x["workload"] == r["workload"]
-                and x["config"] == "off a2 b1M"
-            )  # fmt: skip
-            ratio[(r["workload"], r["knobs"])] = r["perceived_MBps"] / off["perceived_MBps"]
-    best = {wl: max(v for (w, _), v in ratio.items() if w == wl) for wl, _ in ratio}
+    val = {(r["knobs"], r["workload"], r["config"]): r["perceived_MBps"] for r in rows}
+    ratio = {
+        (k, wl, c[3:]): v / val[(k, wl, "off " + c[3:])]
+        for (k, wl, c), v in val.items()
+        if c.startswith("on ")
+    }
+    best = {wl: max(v for (_, w, _), v in ratio.items() if w == wl) for _, wl, _ in ratio}
     parts = ", ".join(f"{wl} ×{v:.2f}" for wl, v in sorted(best.items()))
     return (
-        f"Largest cache-on/off ratio of perceived bandwidth per workload: {parts}.  The seed "
-        "reported ×15 for coll_perf (64 aggregators, 32 MB buffers) and ×3 for IOR on a "
-        "cluster whose global file system was far slower than its local disks; here the "
-        "global store shares the machine's cores and page cache with the ranks and the "
-        "cache, so the ratio is whatever the knobs make the store's writes cost against the "
-        "extra local copy."
+        f"Cache-on/off ratios of perceived bandwidth range from ×{min(ratio.values()):.2f} "
+        f"to ×{max(ratio.values()):.2f}; the largest per workload: {parts} (median of "
+        f"{repeats} run(s) each, on 2 cores shared with the servers, the mount and other "
+        "work: single points move by ×2 between runs, so only consistent trends count).  "
+        "The seed reported ×15 for coll_perf (64 aggregators, 32 MB buffers) and ×3 for IOR "
+        "on a cluster whose global file system was far slower than its local disks.  Not "
+        "reproduced here: the store shares the machine's 2 cores with 4 ranks computing, so "
+        "the sync threads (the `sync` column) compete with the compute they should hide "
+        "behind; what does show is the breakdown's shift: with the cache the collective's "
+        "own write and post_write shrink to the local copy, and the global writes move to "
+        "`sync`, mostly hidden (`not_hidden_sync` small) except where ΔL makes the store's "
+        "requests slow.  romio321 beat collio's uncached two-phase on coll_perf and "
+        "flashio in this run (why was not investigated)."
     )
 
 
@@ -239,6 +244,6 @@ def main(argv: list[str]) -> int:
     doc: dict[str, Any] = {"tool": TOOL, "machine": machine(), "repeats": args.repeats}
     with tempfile.TemporaryDirectory(prefix="loggp-collio-bench-", dir=Path.cwd()) as tmp:
         doc["rows"] = measure(build, Path(tmp), args.repeats)
-    doc["verdict"] = verdict(doc["rows"])
+    doc["verdict"] = verdict(doc["rows"], args.repeats)
     publish(TOOL, doc, args, markdown(doc), BEGIN, END)
     return 0
