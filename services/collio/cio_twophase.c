@@ -326,43 +326,23 @@ static void round_close(struct round *rd, struct inbox *in)
 	round_free(rd);
 }
 
-int cio_twophase_write(struct cio_file *f, const struct cio_flat *acc, const char *buf)
+/* A write round past its start: data to the aggregators, the window written
+ * unless this rank already failed (*err). */
+static void round_write(struct cio_file *f, const struct plan *pl, struct round *rd,
+			struct inbox *in, char *buf, char *win, int *err)
 {
-	struct plan pl;
-	char *win = NULL;
-	int err;
+	double t1 = now(), t2;
 
-	err = plan_make(f, acc, &pl);
-	if (err)
-		return agree(f, err);
-	/* every rank takes part in every round, even after its own failure, so
-	 * that the others' messages are matched; a failed aggregator writes no more */
-	for (int64_t r = 0; r < pl.dom.rounds; r++) {
-		struct round rd;
-		struct inbox in;
-		int mem = round_open(f, &pl, r, &rd, &in, &win);
-		double t1 = now(), t2;
-
-		err = err ? err : mem;
-		if (!mem) {
-			post_recvs(f, &rd, &in, 1);
-			post_sends(f, &pl, &rd, buf, &in, 1);
-			t2 = now();
-			f->t[CIO_T_SHUFFLE] += t2 - t1;
-			MPI_Waitall(in.nreq, in.req, MPI_STATUSES_IGNORE);
-			t1 = now();
-			f->t[CIO_T_WAITALL] += t1 - t2;
-			if (rd.my_agg >= 0 && !err)
-				err = window_write(f, &rd, &in, win);
-			f->t[CIO_T_WRITE] += now() - t1;
-		}
-		round_close(&rd, &in);
-	}
-	free(win);
-	plan_free(&pl);
-	if (err)
-		cio_warn("collective write of %s: %s", f->path, strerror(-err));
-	return agree(f, err);
+	post_recvs(f, rd, in, 1);
+	post_sends(f, pl, rd, buf, in, 1);
+	t2 = now();
+	f->t[CIO_T_SHUFFLE] += t2 - t1;
+	MPI_Waitall(in->nreq, in->req, MPI_STATUSES_IGNORE);
+	t1 = now();
+	f->t[CIO_T_WAITALL] += t1 - t2;
+	if (rd->my_agg >= 0 && !*err)
+		*err = window_write(f, rd, in, win);
+	f->t[CIO_T_WRITE] += now() - t1;
 }
 
 static int pread_full(int fd, char *buf, int64_t len, int64_t off)
@@ -419,7 +399,38 @@ static int window_read(struct cio_file *f, const struct round *rd, struct inbox 
 	return ret;
 }
 
-int cio_twophase_read(struct cio_file *f, const struct cio_flat *acc, char *buf)
+/* A read round past its start: segment lists to the aggregators, the data
+ * back into the requests the lists used. */
+static void round_read(struct cio_file *f, const struct plan *pl, struct round *rd,
+		       struct inbox *in, char *buf, char *win, int *err)
+{
+	double t1 = now();
+
+	post_recvs(f, rd, in, 0);
+	post_sends(f, pl, rd, buf, in, 0);
+	MPI_Waitall(in->nreq, in->req, MPI_STATUSES_IGNORE);
+	f->t[CIO_T_SHUFFLE] += now() - t1;
+	in->nreq = 0;
+	for (int a = 0; a < pl->dom.nagg; a++) {
+		int p = pl->dom.agg_rank[a];
+
+		if (rd->cnt[2 * p])
+			MPI_Irecv(buf + rd->data_off[a], (int)rd->cnt[2 * p + 1], MPI_BYTE, p,
+				  TAG_DATA, f->comm, &in->req[in->nreq++]);
+	}
+	if (rd->my_agg >= 0) {
+		int rerr = window_read(f, rd, in, win, in->data, in->req, &in->nreq);
+
+		*err = *err ? *err : rerr;
+	}
+	t1 = now();
+	MPI_Waitall(in->nreq, in->req, MPI_STATUSES_IGNORE);
+	f->t[CIO_T_WAITALL] += now() - t1;
+}
+
+/* Every rank takes part in every round, even after its own failure, so that
+ * the others' messages are matched; a failed aggregator writes no more. */
+static int twophase(struct cio_file *f, const struct cio_flat *acc, char *buf, int write)
 {
 	struct plan pl;
 	char *win = NULL;
@@ -432,37 +443,27 @@ int cio_twophase_read(struct cio_file *f, const struct cio_flat *acc, char *buf)
 		struct round rd;
 		struct inbox in;
 		int mem = round_open(f, &pl, r, &rd, &in, &win);
-		double t1 = now();
 
 		err = err ? err : mem;
-		if (!mem) {
-			post_recvs(f, &rd, &in, 0);
-			post_sends(f, &pl, &rd, buf, &in, 0);
-			MPI_Waitall(in.nreq, in.req, MPI_STATUSES_IGNORE);
-			f->t[CIO_T_SHUFFLE] += now() - t1;
-			/* the data comes back into the requests the segment lists used */
-			in.nreq = 0;
-			for (int a = 0; a < pl.dom.nagg; a++) {
-				int p = pl.dom.agg_rank[a];
-
-				if (rd.cnt[2 * p])
-					MPI_Irecv(buf + rd.data_off[a], (int)rd.cnt[2 * p + 1],
-						  MPI_BYTE, p, TAG_DATA, f->comm, &in.req[in.nreq++]);
-			}
-			if (rd.my_agg >= 0) {
-				int rerr = window_read(f, &rd, &in, win, in.data, in.req, &in.nreq);
-
-				err = err ? err : rerr;
-			}
-			t1 = now();
-			MPI_Waitall(in.nreq, in.req, MPI_STATUSES_IGNORE);
-			f->t[CIO_T_WAITALL] += now() - t1;
-		}
+		if (!mem)
+			(write ? round_write : round_read)(f, &pl, &rd, &in, buf, win, &err);
 		round_close(&rd, &in);
 	}
 	free(win);
 	plan_free(&pl);
 	if (err)
-		cio_warn("collective read of %s: %s", f->path, strerror(-err));
+		cio_warn("collective %s of %s: %s", write ? "write" : "read", f->path,
+			 strerror(-err));
 	return agree(f, err);
+}
+
+int cio_twophase_write(struct cio_file *f, const struct cio_flat *acc, const char *buf)
+{
+	/* a write only reads buf */
+	return twophase(f, acc, (char *)buf, 1);
+}
+
+int cio_twophase_read(struct cio_file *f, const struct cio_flat *acc, char *buf)
+{
+	return twophase(f, acc, buf, 0);
 }
