@@ -12,12 +12,16 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
 from conftest import BUILD, MPI_OWN_TRANSPORT, assert_refused, base_env, mpirun_cmd, run
+
+from loggp.bench.collio import Mount
+from loggp.bench.pfs import Store, environment
 
 pytestmark = pytest.mark.integration
 
@@ -246,3 +250,32 @@ def test_workloads_refuse_a_missing_path_and_a_bad_hint(mpirun_bin: str) -> None
     for args, msg in (([], "-f PATH is required"), (["-f", "x", "-H", "cb_nodes"], "bad hint")):
         proc = run(mpirun_cmd(mpirun_bin, 2, [prog, *args], MPI_OWN_TRANSPORT, env), env, 60)
         assert_refused(proc, "iorlike", msg)
+
+
+def test_views_and_hdf5_on_the_file_store_mount(
+    mpirun_bin: str, romio: Path, tmp_path: Path
+) -> None:
+    # The global files on the parallel file store (4 servers, its FUSE mount, --direct-io):
+    # every view with the cache on, byte-identical to romio321's local files, and HDF5.
+    if not Path("/dev/fuse").exists() or not shutil.which("fusermount3"):
+        pytest.skip("FUSE is not available (/dev/fuse, fusermount3 from fuse3)")
+    if not H5.is_file():
+        pytest.skip(f"not built: {H5} (libhdf5-openmpi-dev missing at configure time)")
+    env = environment(BUILD, {})
+    store = Store(BUILD, tmp_path, 4, env)
+    try:
+        mount = Mount(BUILD, store, tmp_path / "mnt", env)
+        try:
+            hints = f"{SMALL},e10_cache=enable,e10_cache_path={tmp_path}"
+            ok(collio(mpirun_bin, ["-v", "all", "-f", str(mount.mnt / "v"), "-e", "-H", hints]))
+            for view in VIEWS:
+                mine = (mount.mnt / f"v.{view}").read_bytes()
+                assert mine == (romio / f"all.{view}").read_bytes(), view
+            opts = [*MPI_OWN_TRANSPORT, "-x", f"LD_PRELOAD={LIB}"]
+            argv = [str(H5), "-f", str(mount.mnt / "f.h5"), "-H", hints]
+            proc = run(mpirun_cmd(mpirun_bin, NP, argv, opts, env), env, timeout=60)
+            assert proc.returncode == 0 and "h5 ok" in proc.stdout, proc.stdout + proc.stderr
+        finally:
+            mount.unmount()
+    finally:
+        store.stop()
