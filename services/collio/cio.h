@@ -4,8 +4,9 @@
  * (struct cio_file) and is used by the thread that called MPI, except the
  * cache's sync queue, which its own lock guards (cio_cache.c).
  *
- * Errors: functions return 0 or a negative errno; cio_err() has the
- * library's one-line message for the caller to print.
+ * Errors: functions return 0 or a negative errno and print one line naming
+ * what failed with cio_warn(); the MPI entry points turn them into MPI
+ * error codes that every rank agrees on.
  */
 #ifndef LOGGP_CIO_H
 #define LOGGP_CIO_H
@@ -134,8 +135,6 @@ int cio_cache_write(struct cio_cache *c, const void *buf, int64_t len, int64_t o
 int cio_cache_flush(struct cio_cache *c);
 /* The first sync error not yet reported, without waiting. */
 int cio_cache_error(struct cio_cache *c);
-/* 1 while extents are queued or being copied. */
-int cio_cache_busy(struct cio_cache *c);
 /* Seconds the sync threads spent copying since the last call. */
 double cio_cache_sync_seconds(struct cio_cache *c);
 /* Stops the threads (after cio_cache_flush), closes and maybe removes the
@@ -172,7 +171,8 @@ int cio_file_drain_deferred(void);
 /* Flushes the cache of f on every rank; MPI_SUCCESS or MPI_ERR_IO agreed by
  * every rank. */
 int cio_file_flush(struct cio_file *f);
-/* Records the breakdown of the last collective (LOGGP_COLLIO_STATS). */
+/* Adds the last call's breakdown to the totals loggp_collio_breakdown
+ * returns and, with LOGGP_COLLIO_STATS, appends its line (collective). */
 void cio_file_report(struct cio_file *f, const char *op, int64_t bytes);
 
 /* ---- two-phase (cio_twophase.c) ---- */

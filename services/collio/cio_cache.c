@@ -234,16 +234,6 @@ int cio_cache_error(struct cio_cache *c)
 	return ret;
 }
 
-int cio_cache_busy(struct cio_cache *c)
-{
-	int ret;
-
-	pthread_mutex_lock(&c->lock);
-	ret = c->head < c->queue.n || c->busy;
-	pthread_mutex_unlock(&c->lock);
-	return ret;
-}
-
 double cio_cache_sync_seconds(struct cio_cache *c)
 {
 	double s;
