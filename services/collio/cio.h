@@ -148,7 +148,6 @@ struct cio_file {
 	MPI_File fh;		/* Open MPI's handle: the state calls not served here use */
 	MPI_Comm comm;		/* a duplicate: collio's messages never match the user's */
 	int rank, nprocs;
-	int amode;
 	int gfd;		/* the global file */
 	char path[PATH_MAX];
 	struct cio_hints hints;

@@ -77,7 +77,6 @@ int cio_file_open(MPI_Comm comm, const char *name, int amode, MPI_Info info, MPI
 	f->fh = fh;
 	f->gfd = -1;
 	f->comm = MPI_COMM_NULL;
-	f->amode = amode;
 	ret = full_path(name, f->path, sizeof(f->path));
 	if (ret) {
 		cio_warn("%s: %s", name, strerror(-ret));
