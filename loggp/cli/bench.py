@@ -11,13 +11,14 @@ from types import ModuleType
 
 from rich.console import Console
 
-from loggp.bench import accuracy, combining, default, kvs, kvserver, pfs, prefetch, wire
+from loggp.bench import accuracy, collio, combining, default, kvs, kvserver, pfs, prefetch, wire
 from loggp.errors import UsageError
 
 BENCHES: dict[str, ModuleType] = {
     m.NAME: m
     for m in (
         accuracy,
+        collio,
         combining,
         default,
         kvs,
