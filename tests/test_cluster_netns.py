@@ -108,7 +108,13 @@ def test_every_role_applies_and_a_second_run_changes_nothing(cluster: Cluster) -
     second = cluster.runs[1]
     assert second.returncode == 0, second.stdout[-4000:]
     recap = _recap(second.stdout)
-    changed = re.findall(r"^TASK \[(.*?)\] \**\n(?:.*\n)*?changed: \[(\S+?)\]", second.stdout, re.M)
+    # Each task's block runs from its TASK line to the next one; name those that changed.
+    blocks = re.split(r"^(?=TASK \[|PLAY RECAP)", second.stdout, flags=re.M)
+    changed = [
+        b.splitlines()[0] + " " + " ".join(re.findall(r"^changed: \[\S+?\]", b, re.M))
+        for b in blocks
+        if re.search(r"^changed: ", b, re.M)
+    ]
     assert {h: (c["changed"], c["failed"]) for h, c in recap.items()} == {
         h: (0, 0) for h in hosts
     }, changed

@@ -66,8 +66,8 @@ def test_latency_500us_adds_to_half_rtt(fi_pingpong_bin, shim, provider, ep) -> 
     increase = delayed - base
     assert 400 <= increase <= 800, f"half-RTT {base:.1f} -> {delayed:.1f} us (+{increase:.1f})"
     stats = env.stats()
-    core = [s for s in stats if s.get("provider") == "tcp"]
-    others = [s for s in stats if s.get("provider") != "tcp"]
+    core = [s for s in stats if s.get("provider") == core_provider(provider)]
+    others = [s for s in stats if s.get("provider") != core_provider(provider)]
     assert core and all(int(s["msgs"]) > 0 and int(s["latency_ns"]) > 0 for s in core), stats
     assert all(int(s.get("msgs", 0)) == 0 and int(s.get("latency_ns", 0)) == 0 for s in others), (
         f"a utility layer delayed messages: {others}"
