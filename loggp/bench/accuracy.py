@@ -310,6 +310,8 @@ def measure_case(st: Settings, provider: str, knob: str, value: float, hog: bool
             shim, late = run_calibrate(st, provider, True, knob_env(knob, value))
             pairs.append((bare, shim, late))
     case = Case(knob=knob, configured=value, unit=UNITS[knob])
+    base = median_results([b for b, _, _ in pairs])
+    shim_median = median_results([s for _, s, _ in pairs])
     for name in JUDGED[knob] + INFO.get(knob, []):
         err50, err99 = [], []
         for bare, shim, _ in pairs:
@@ -318,7 +320,6 @@ def measure_case(st: Settings, provider: str, knob: str, value: float, hog: bool
             err50.append(got - ref - expected)
             if got99 is not None and ref99 is not None:
                 err99.append(got99 - ref99 - expected)
-        base = median_results([b for b, _, _ in pairs])
         expected = expected_increase(knob, name, value, base, st.sizes)
         error = statistics.median(err50)
         tol = tolerance(knob, expected, st.sizes)
@@ -326,7 +327,7 @@ def measure_case(st: Settings, provider: str, knob: str, value: float, hog: bool
         ok = abs(error) <= tol
         case.metrics[name] = {
             "base": metric(base, name)[0],
-            "shim": metric(median_results([s for _, s, _ in pairs]), name)[0],
+            "shim": metric(shim_median, name)[0],
             "expected": expected,
             "error": error,
             "error_p99": statistics.median(err99) if err99 else None,

@@ -18,6 +18,7 @@ import os
 import subprocess
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -66,9 +67,7 @@ def summarise(run_dir: Path) -> dict[str, Any]:
     run = load_run(run_dir)
     analysis = analyse(run.points)
     models = fit_models(analysis, run.points)
-    outcomes: dict[str, int] = {}
-    for p in run.points:
-        outcomes[p.status] = outcomes.get(p.status, 0) + 1
+    outcomes = Counter(p.status for p in run.points)
     rows = []
     for summary in analysis.knobs:
         info = knob_info(summary.knob)
@@ -92,7 +91,7 @@ def summarise(run_dir: Path) -> dict[str, Any]:
                         "model": fit,
                     }
                 )
-    return {"points": len(run.points), "outcomes": outcomes, "rows": rows}
+    return {"points": len(run.points), "outcomes": dict(outcomes), "rows": rows}
 
 
 def markdown(doc: dict[str, Any]) -> str:
