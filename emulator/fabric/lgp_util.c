@@ -111,52 +111,53 @@ static ssize_t lgp_util_cq_hand(struct lgp_util_cq *u, void *buf,
 	return n;
 }
 
-static ssize_t lgp_util_cq_readfrom(struct fid_cq *cq, void *buf, size_t count,
-				    fi_addr_t *src_addr)
+/*
+ * Every read variant: the outermost reads into the widened buffer and hands
+ * over; nested ones (libfabric's own dispatch) read straight through.
+ */
+static ssize_t lgp_util_cq_get(struct fid_cq *cq, void *buf, size_t count,
+			       fi_addr_t *src_addr, bool wait, const void *cond,
+			       int timeout)
 {
 	struct lgp_util_cq *u = lgp_util_cq_of(cq);
 	struct fi_cq_tagged_entry raw[LGP_UTIL_BATCH];
-	void *into = u->app_size == u->real_size ? buf : raw;
+	bool outer = !lgp_util_reading;
+	void *into = outer && u->app_size != u->real_size ? raw : buf;
 	ssize_t n;
 
-	if (lgp_util_reading)
-		return u->orig->readfrom(cq, buf, count, src_addr);
 	if (into == raw && count > LGP_UTIL_BATCH)
 		count = LGP_UTIL_BATCH;
 	lgp_util_reading = true;
-	n = u->orig->readfrom(cq, into, count, src_addr);
+	n = wait ? u->orig->sreadfrom(cq, into, count, src_addr, cond, timeout) :
+		   u->orig->readfrom(cq, into, count, src_addr);
+	if (!outer)
+		return n;
 	lgp_util_reading = false;
 	return n > 0 ? lgp_util_cq_hand(u, buf, into, n) : n;
 }
 
+static ssize_t lgp_util_cq_readfrom(struct fid_cq *cq, void *buf, size_t count,
+				    fi_addr_t *src_addr)
+{
+	return lgp_util_cq_get(cq, buf, count, src_addr, false, NULL, 0);
+}
+
 static ssize_t lgp_util_cq_read(struct fid_cq *cq, void *buf, size_t count)
 {
-	return lgp_util_cq_readfrom(cq, buf, count, NULL);
+	return lgp_util_cq_get(cq, buf, count, NULL, false, NULL, 0);
 }
 
 static ssize_t lgp_util_cq_sreadfrom(struct fid_cq *cq, void *buf, size_t count,
 				     fi_addr_t *src_addr, const void *cond,
 				     int timeout)
 {
-	struct lgp_util_cq *u = lgp_util_cq_of(cq);
-	struct fi_cq_tagged_entry raw[LGP_UTIL_BATCH];
-	void *into = u->app_size == u->real_size ? buf : raw;
-	ssize_t n;
-
-	if (lgp_util_reading)
-		return u->orig->sreadfrom(cq, buf, count, src_addr, cond, timeout);
-	if (into == raw && count > LGP_UTIL_BATCH)
-		count = LGP_UTIL_BATCH;
-	lgp_util_reading = true;
-	n = u->orig->sreadfrom(cq, into, count, src_addr, cond, timeout);
-	lgp_util_reading = false;
-	return n > 0 ? lgp_util_cq_hand(u, buf, into, n) : n;
+	return lgp_util_cq_get(cq, buf, count, src_addr, true, cond, timeout);
 }
 
 static ssize_t lgp_util_cq_sread(struct fid_cq *cq, void *buf, size_t count,
 				 const void *cond, int timeout)
 {
-	return lgp_util_cq_sreadfrom(cq, buf, count, NULL, cond, timeout);
+	return lgp_util_cq_get(cq, buf, count, NULL, true, cond, timeout);
 }
 
 static int lgp_util_cq_close(struct fid *fid)
