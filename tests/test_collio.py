@@ -20,8 +20,7 @@ from pathlib import Path
 import pytest
 from conftest import BUILD, MPI_OWN_TRANSPORT, assert_refused, base_env, mpirun_cmd, run
 
-from loggp.bench.collio import Mount
-from loggp.bench.pfs import Store, environment
+from loggp.bench.store import Mount, Store, environment
 
 pytestmark = pytest.mark.integration
 
@@ -262,9 +261,9 @@ def test_views_and_hdf5_on_the_file_store_mount(
     if not H5.is_file():
         pytest.skip(f"not built: {H5} (libhdf5-openmpi-dev missing at configure time)")
     env = environment(BUILD, {})
-    store = Store(BUILD, tmp_path, 4, env)
+    store = Store(BUILD, tmp_path, 4, env, "test_collio")
     try:
-        mount = Mount(BUILD, store, tmp_path / "mnt", env)
+        mount = Mount(BUILD, store, tmp_path / "mnt", env, "test_collio")
         try:
             hints = f"{SMALL},e10_cache=enable,e10_cache_path={tmp_path}"
             ok(collio(mpirun_bin, ["-v", "all", "-f", str(mount.mnt / "v"), "-e", "-H", hints]))

@@ -133,6 +133,9 @@ static int calib_stat_of(const double *v, size_t n, double scale,
 {
 	int ret = calib_summary(v, n, &st->median, &st->p99);
 
+	if (!ret)
+		ret = calib_percentile(v, n, 10.0, &st->p10);
+	st->p10 *= scale;
 	st->median *= scale;
 	st->p99 *= scale;
 	return ret;

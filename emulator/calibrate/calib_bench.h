@@ -16,6 +16,7 @@
 #include "calib_opts.h"
 
 struct calib_stat {
+	double p10;	/* the lower decile: o_r's fast mode (README, "o_r") */
 	double median;
 	double p99;
 };

@@ -61,7 +61,9 @@ static void calib_json_number(FILE *f, double v)
 static void calib_json_stat(FILE *f, const char *name,
 			    const struct calib_stat *st, int last)
 {
-	fprintf(f, "\"%s\":{\"median\":", name);
+	fprintf(f, "\"%s\":{\"p10\":", name);
+	calib_json_number(f, st->p10);
+	fputs(",\"median\":", f);
 	calib_json_number(f, st->median);
 	fputs(",\"p99\":", f);
 	calib_json_number(f, st->p99);

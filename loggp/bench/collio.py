@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from loggp.bench.doc import machine, parser, publish
-from loggp.bench.pfs import PROVIDER, Store, environment
+from loggp.bench.store import PROVIDER, Mount, Store, environment
 from loggp.results.protocol import result_line
 from loggp.run.ompi import shim_mca_args
 
@@ -68,34 +68,6 @@ def configs(workload: str) -> list[tuple[str, list[str], str]]:
     return out
 
 
-class Mount:
-    """loggp-pfs mount --direct-io of a store at a fresh directory."""
-
-    def __init__(self, build: Path, store: Store, mnt: Path, env: dict[str, str]) -> None:
-        mnt.mkdir()
-        self.mnt = mnt
-        # 30 s per request: on 2 busy cores a request can wait long behind the ranks
-        argv = [str(build / "services" / "pfs" / "loggp-pfs"), "-i", str(store.dir), "-t",
-                "30000", "mount", "--direct-io", str(mnt)]  # fmt: skip
-        self.proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE,
-                                     stderr=subprocess.DEVNULL, text=True)  # fmt: skip
-        assert self.proc.stdout is not None
-        if not self.proc.stdout.readline().startswith("loggp-pfs: mounted"):
-            self.proc.kill()
-            sys.exit(f"{TOOL}: the mount of {store.dir} did not start (/dev/fuse, fuse3?)")
-
-    def unmount(self) -> None:
-        """fusermount3 -u; if the mount process has not ended a minute later, it is
-        killed and the mount detached lazily."""
-        subprocess.run(["fusermount3", "-u", str(self.mnt)], check=False)
-        try:
-            self.proc.wait(60)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-            subprocess.run(["fusermount3", "-uz", str(self.mnt)], check=False)
-
-
 def run_one(build: Path, env: dict[str, str], opts: list[str], prog: list[str]) -> dict[str, Any]:
     mpirun = shutil.which("mpirun")
     if not mpirun:
@@ -115,8 +87,8 @@ def measure(build: Path, root: Path, repeats: int) -> list[dict[str, Any]]:
     rows = []
     for label, knobs in KNOBS:
         env = environment(build, knobs)
-        store = Store(build, root, 4, env)
-        mount = Mount(build, store, root / f"mnt-{len(list(root.iterdir()))}", env)
+        store = Store(build, root, 4, env, TOOL)
+        mount = Mount(build, store, root / f"mnt-{len(list(root.iterdir()))}", env, TOOL)
         cache = Path(tempfile.mkdtemp(prefix="cache-", dir=root))
         try:
             for wl, prog in WORKLOADS.items():

@@ -12,7 +12,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from loggp.plan.knobs import KnobSet
 from loggp.results.protocol import result_line
+from loggp.run.shim import process_env
 
 # MPI on its own transports, so the program is the only libfabric user; and yielding
 # while it waits, or a rank spinning in a barrier starves the processes that share its
@@ -26,13 +28,11 @@ def run_mpi(tool: str, what: str, build: Path, np: int, argv: list[str], latency
     """Runs argv on np processes with LOGGP_PROVIDER=provider, beneath the shim at
     ΔL = latency_us (none at 0); returns its result line and stderr.  Exits naming `what`
     when it fails or prints no result line."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("LOGGP_", "FI_"))}
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("LOGGP_", "FI_"))}
+    base["OMPI_ALLOW_RUN_AS_ROOT"] = base["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1"
+    knobs = KnobSet.parse({"latency": f"{latency_us}us"}) if latency_us else None
+    env = process_env(knobs, base=base, build=build)
     env["LOGGP_PROVIDER"] = provider
-    env["OMPI_ALLOW_RUN_AS_ROOT"] = env["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1"
-    if latency_us:
-        env["FI_PROVIDER_PATH"] = str(build / "emulator" / "fabric")
-        env["FI_HOOK"] = "loggp"
-        env["LOGGP_LATENCY"] = f"{latency_us}us"
     mpirun = shutil.which("mpirun")
     if not mpirun:
         sys.exit(f"{tool}: mpirun not found (install openmpi-bin)")

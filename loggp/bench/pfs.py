@@ -19,9 +19,7 @@ its own section of docs/benchmarks.md; the median of `--repeats` runs.
 from __future__ import annotations
 
 import math
-import os
 import shutil
-import signal
 import statistics
 import subprocess
 import sys
@@ -30,18 +28,17 @@ from pathlib import Path
 from typing import Any
 
 from loggp.bench.doc import machine, parser, publish
+from loggp.bench.store import PROVIDER, Store, environment
 from loggp.drivers.fio import report, summary
 from loggp.plan.knobs import KnobSet
 from loggp.results.protocol import result_line
 from loggp.run.ompi import shim_mca_args
-from loggp.run.shim import process_env
 
 NAME = "pfs"
 SUMMARY = "file store request time vs the LogGP model, throughput at 1-4 servers vs disk"
 TOOL = "pfs_bench"
 BEGIN = "<!-- pfs:begin (written by loggp bench pfs) -->"
 END = "<!-- pfs:end -->"
-PROVIDER = "tcp;ofi_rxm"
 EAGER = 16 * 1024  # the services' transport sends no larger message (services/common)
 BLOCKS = (4096, 65536, 1 << 20)
 KNOBS: tuple[tuple[str, dict[str, str]], ...] = (
@@ -63,30 +60,6 @@ def model_added_us(knobs: dict[str, str], n: int) -> float:
     return 2 * p.latency_ns / 1e3 + (1 + pieces) * o + n * p.bulk_gap_fs / 1e9
 
 
-class Store:
-    """n loggp-pfs-servers on a fresh instance directory, beneath knobs."""
-
-    def __init__(self, build: Path, root: Path, n: int, env: dict[str, str]) -> None:
-        self.dir = root / f"inst-{n}-{len(list(root.iterdir()))}"
-        self.procs = []
-        for i in range(n):
-            argv = [str(build / "services" / "pfs" / "loggp-pfs-server"), "--instance",
-                    str(self.dir), "--index", str(i), "--servers", str(n)]  # fmt: skip
-            proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE,
-                                    stderr=subprocess.DEVNULL, text=True)  # fmt: skip
-            self.procs.append(proc)
-            assert proc.stdout is not None
-            if not proc.stdout.readline().startswith("loggp-pfs-server: ready"):
-                self.stop()
-                sys.exit(f"{TOOL}: server {i} of {n} did not start")
-
-    def stop(self) -> None:
-        for proc in self.procs:
-            proc.send_signal(signal.SIGTERM)
-        for proc in self.procs:
-            proc.wait(30)
-
-
 def pfsio(build: Path, env: dict[str, str], ranks: int, args: list[str]) -> dict[str, Any]:
     mpirun = shutil.which("mpirun")
     if not mpirun:
@@ -102,19 +75,11 @@ def pfsio(build: Path, env: dict[str, str], ranks: int, args: list[str]) -> dict
     return res
 
 
-def environment(build: Path, knobs: dict[str, str]) -> dict[str, str]:
-    base = {k: v for k, v in os.environ.items() if not k.startswith(("LOGGP_", "FI_"))}
-    base["OMPI_ALLOW_RUN_AS_ROOT"] = base["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1"
-    env = process_env(KnobSet.parse(knobs) if knobs else None, base=base, build=build)
-    env["LOGGP_PROVIDER"] = PROVIDER
-    return env
-
-
 def request_times(build: Path, root: Path, repeats: int) -> list[dict[str, Any]]:
     rows = []
     for label, knobs in KNOBS:
         env = environment(build, knobs)
-        store = Store(build, root, 4, env)
+        store = Store(build, root, 4, env, TOOL)
         try:
             inst = str(store.dir)
             pfsio(build, env, 1, ["-i", inst, "-o", "write", "-b", "1M", "-s", "8M"])
@@ -153,7 +118,7 @@ def throughput(build: Path, root: Path, repeats: int) -> list[dict[str, Any]]:
         for op in ("write", "read"):
             runs = []
             for _ in range(repeats):
-                store = Store(build, root, n, env)
+                store = Store(build, root, n, env, TOOL)
                 try:
                     args = ["-i", str(store.dir), "-o", op, "-s", f"{STREAM_MB}M", "-q", "4"]
                     runs.append(pfsio(build, env, 2, args)["metrics"]["MBps"])

@@ -26,12 +26,11 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 from pathlib import Path
 from typing import Any
 
 from loggp.bench.doc import machine, parser, publish
-from loggp.bench.pfs import PROVIDER, Store, environment
+from loggp.bench.store import PROVIDER, Mount, Store, environment
 from loggp.results.protocol import result_line
 
 NAME = "prefetch"
@@ -48,31 +47,6 @@ KNOBS: tuple[tuple[str, dict[str, str]], ...] = (
     ("ΔL 100 µs, 100 MB/s", {"latency": "100us", "bandwidth": "100MB/s"}),
 )
 SIZE = "64M"
-
-
-class Mount:
-    """loggp-pfs mount --direct-io of an instance, beneath the same knobs."""
-
-    def __init__(self, build: Path, inst: Path, mnt: Path, env: dict[str, str]) -> None:
-        mnt.mkdir()
-        self.mnt = mnt
-        argv = [str(build / "services" / "pfs" / "loggp-pfs"), "-i", str(inst), "mount",
-                "--direct-io", str(mnt)]  # fmt: skip
-        self.proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE,
-                                     stderr=subprocess.STDOUT, text=True)  # fmt: skip
-        assert self.proc.stdout is not None
-        if not self.proc.stdout.readline().startswith("loggp-pfs: mounted"):
-            sys.exit(f"{TOOL}: the store's mount did not start (needs /dev/fuse, fuse3)")
-        # its later lines are read, so that a full pipe never stops it
-        threading.Thread(target=self.proc.stdout.read, daemon=True).start()
-
-    def stop(self) -> None:
-        subprocess.run(["fusermount3", "-u", str(self.mnt)], check=False, timeout=60)
-        try:
-            self.proc.wait(60)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
 
 
 def server_reads(build: Path, inst: Path, env: dict[str, str]) -> int:
@@ -96,12 +70,12 @@ def setting(build: Path, root: Path, label: str, knobs: dict[str, str], repeats:
             compute: float) -> list[dict[str, Any]]:  # fmt: skip
     env = environment(build, knobs)
     plain = environment(build, {})
-    store = Store(build, root, 2, env)
+    store = Store(build, root, 2, env, TOOL)
     mount = None
     runs: dict[str, list[dict[str, Any]]] = {m: [] for m in MODES}
     io_only = []
     try:
-        mount = Mount(build, store.dir, root / f"mnt-{len(list(root.iterdir()))}", env)
+        mount = Mount(build, store, root / f"mnt-{len(list(root.iterdir()))}", env, TOOL)
         common = ["-d", str(mount.mnt), "-s", SIZE, "-c", str(compute)]
         store_args = ["-i", str(store.dir), "-M", str(mount.mnt)]
         for _ in range(repeats):
@@ -117,7 +91,7 @@ def setting(build: Path, root: Path, label: str, knobs: dict[str, str], repeats:
     finally:
         try:
             if mount is not None:
-                mount.stop()
+                mount.unmount()
         finally:
             store.stop()
     rows = []

@@ -12,9 +12,11 @@ upper edge of the bucket that holds the 99th percentile (loggp/results/lateness.
 largest lateness if that is smaller; both bound the true p99, so a point is judged clean only
 when its p99 is known to be within the bound.
 
-The injected delay of a point is the largest per-message delay its knobs set in time units
-(the resolved Δo_s, Δo_r, Δg and ΔL, baseline and swept knobs together); ΔG is per byte and
-not counted.  A point without delayed items (no release) is never judged by lateness.
+The injected delay of a point is the largest per-message delay its knobs set: the resolved
+Δo_s, Δo_r, Δg and ΔL (baseline and swept knobs together), or ΔG's share of a message, the
+bulk gap the shim charged over the messages it carried (its `bulk_gap_ns` over its `msgs`,
+summed over the point's processes), whichever is larger.  A point without delayed items (no
+release) is never judged by lateness.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from loggp.plan.knobs import REGISTRY, KnobSet
-from loggp.results.lateness import Lateness, LatenessError
+from loggp.results.lateness import Lateness, LatenessError, time_text
 
 LATE_QUANTILE = 0.99
 LATE_FLOOR_NS = 2000
@@ -56,10 +58,15 @@ def lateness(stats: list[dict[str, Any]]) -> LateSummary | None:
     return LateSummary(sum(late.hist), p99, late.max_ns, late.early)
 
 
-def injected_delay_ns(knobs: KnobSet) -> int:
-    """The largest per-message delay in time units the knobs set (module docstring)."""
+def injected_delay_ns(knobs: KnobSet, stats: list[dict[str, Any]] | None = None) -> int:
+    """The largest per-message delay the knobs set, ΔG's mean share of a message in the
+    point's stats lines included (module docstring)."""
     params = knobs.params()
-    return max((getattr(params, p.field) for p in REGISTRY.params if p.unit == "ns"), default=0)
+    timed = max((getattr(params, p.field) for p in REGISTRY.params if p.unit == "ns"), default=0)
+    carried = [s for s in stats or [] if isinstance(s.get("msgs"), int) and s["msgs"] > 0]
+    msgs = sum(s["msgs"] for s in carried)
+    bulk = sum(s.get("bulk_gap_ns", 0) for s in carried if isinstance(s.get("bulk_gap_ns"), int))
+    return max(timed, bulk // msgs if msgs else 0)
 
 
 def late_bound_ns(delay_ns: int) -> int:
@@ -67,18 +74,9 @@ def late_bound_ns(delay_ns: int) -> int:
     return max(LATE_FLOOR_NS, round(LATE_SHARE * delay_ns))
 
 
-def fmt_ns(ns: float) -> str:
-    """A duration for a reason line: ns below 1 us, else us or ms with 3 digits."""
-    if ns < 1000:
-        return f"{ns:.0f} ns"
-    if ns < 1_000_000:
-        return f"{ns / 1000:.3g} us"
-    return f"{ns / 1e6:.3g} ms"
-
-
 def bound_rule(delay: str) -> str:
     """The bound in words, with the injected delay described by delay."""
-    return f"max({fmt_ns(LATE_FLOOR_NS)}, {100 * LATE_SHARE:g} % of the injected delay {delay})"
+    return f"max({time_text(LATE_FLOOR_NS)}, {100 * LATE_SHARE:g} % of the injected delay {delay})"
 
 
 def degraded_reason(late: LateSummary | None, delay_ns: int, other_cpu: float | None) -> str | None:
@@ -90,8 +88,8 @@ def degraded_reason(late: LateSummary | None, delay_ns: int, other_cpu: float | 
         why.append(f"{late.early} early release(s)")
     bound = late_bound_ns(delay_ns)
     if late.p99_ns is not None and late.p99_ns > bound:
-        rule = bound_rule(fmt_ns(delay_ns))
-        why.append(f"p99 lateness up to {fmt_ns(late.p99_ns)} exceeds {fmt_ns(bound)} = {rule}")
+        rule = bound_rule(time_text(delay_ns))
+        why.append(f"p99 lateness up to {time_text(late.p99_ns)} exceeds {time_text(bound)} = {rule}")
     if not why:
         return None
     host = "not measured" if other_cpu is None else f"{100 * other_cpu:.0f} % busy with other work"

@@ -83,12 +83,13 @@ def _bound_text(bound_ns: float) -> str:
     return f"< {bound_ns / 1000:g} us"
 
 
-def _time_text(ns: int) -> str:
+def time_text(ns: float) -> str:
+    """A duration for a line of text: ns below 1 us, else us or ms with 3 digits."""
     if ns < 1000:
-        return f"{ns} ns"
+        return f"{ns:.0f} ns"
     if ns < 1_000_000:
-        return f"{ns / 1000:.1f} us"
-    return f"{ns / 1_000_000:.2f} ms"
+        return f"{ns / 1000:.3g} us"
+    return f"{ns / 1e6:.3g} ms"
 
 
 @dataclass(frozen=True)
@@ -141,6 +142,6 @@ class Lateness:
         )
         return (
             f"{self.releases} delayed releases, lateness {quantiles}"
-            f"max {_time_text(self.max_ns)}, {self.over_10us} late by > 10 us, "
+            f"max {time_text(self.max_ns)}, {self.over_10us} late by > 10 us, "
             f"{self.early} early"
         )

@@ -246,7 +246,7 @@ def run_point(exp: Experiment, p: Point, run_dir: Path, opts: RunOptions) -> Poi
             status, value = "failed", None
     check = messages_check(result, stats, exp.emulator.shim == "fabric") if result else None
     late = lateness(stats)
-    reason = degraded_reason(late, injected_delay_ns(p.knobs), contention)
+    reason = degraded_reason(late, injected_delay_ns(p.knobs, stats), contention)
     if status == STATUS_OK and reason is not None:
         status = STATUS_DEGRADED
     return _record(

@@ -45,7 +45,9 @@ def main() -> int:
         "L_us": prm.latency_ns / 1000,
     }
     us["half_rtt_us"] = us["o_s_us"] + us["L_us"] + us["o_r_us"]
-    results = {k: {"median": v + us[k], "p99": 2 * (v + us[k])} for k, v in BASE.items()}
+    results = {
+        k: {"p10": v + us[k], "median": v + us[k], "p99": 2 * (v + us[k])} for k, v in BASE.items()
+    }
     results["G_ns_per_B"] = {"value": 0.3 + prm.bulk_gap_fs / 1e6, "r2": 0.99}
     doc = {"tool": "loggp-calibrate", "version": 1, "provider": args.p, "results": results}
     with open(args.j, "w") as f:

@@ -92,7 +92,7 @@ def test_exec_stats_summary_counts_only_this_commands_lines(
     assert res.returncode == 0, res.stderr
     assert one_line(res.stderr) == (
         f"loggp: exec: 2 shim counter lines in {stats}: 12 messages, 10 delayed releases, "
-        "lateness p50 < 1 us, p99 < 32 us (bounds: histogram buckets), max 30.0 us, "
+        "lateness p50 < 1 us, p99 < 32 us (bounds: histogram buckets), max 30 us, "
         "1 late by > 10 us, 0 early"
     )
     broken = json.dumps({"provider": "tcp", "msgs": 1, "late_hist_us": [1]})

@@ -51,8 +51,14 @@ def test_the_injected_delay_is_the_largest_time_knob() -> None:
     assert injected_delay_ns(KnobSet.parse({"latency": "50us", "gap": "2us"})) == 50_000
     assert injected_delay_ns(KnobSet.parse({"overhead": "3ms", "latency": "1us"})) == 3_000_000
     assert injected_delay_ns(KnobSet.parse({"overhead": "1us", "send_overhead": "7us"})) == 7000
-    # per byte: no per-message delay of its own
+    # per byte: without the stats lines no per-message delay
     assert injected_delay_ns(KnobSet.parse({"bandwidth": "1MB/s"})) == 0
+    # ΔG's share: the bulk gap charged per message carried, over the processes.
+    bw = KnobSet.parse({"bandwidth": "1MB/s", "latency": "10us"})
+    lines = [{"msgs": 3, "bulk_gap_ns": 600_000}, {"msgs": 1, "bulk_gap_ns": 200_000}]
+    assert injected_delay_ns(bw, lines) == 200_000
+    assert injected_delay_ns(bw, [{"msgs": 0, "bulk_gap_ns": 0}, {"shim": "wire"}]) == 10_000
+    assert injected_delay_ns(KnobSet.parse({"latency": "1ms"}), lines) == 1_000_000
 
 
 def test_the_bound_is_2us_or_5_percent_of_the_delay() -> None:

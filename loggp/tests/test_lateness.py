@@ -95,7 +95,7 @@ def test_lateness_of_processes_and_its_summary() -> None:
     assert late.quantile_ns(0.99) == 16000
     assert late.describe() == (
         "100 delayed releases, lateness p50 < 1 us, p99 < 16 us (bounds: histogram buckets), "
-        "max 20.00 ms, 2 late by > 10 us, 0 early"
+        "max 20 ms, 2 late by > 10 us, 0 early"
     )
     assert Lateness.of(stats[:1]) + Lateness.of(stats[1:]) == late
     tail = Lateness(1, hist(b15=1), 0, 17_000_000, 1, 0)
