@@ -82,6 +82,8 @@ struct lgp_engine {
 	struct lgp_stats *stats;	/* the fabric's, updated atomically */
 	struct lgp_dq queue;		/* deferred operations by post time */
 	uint64_t next_release;		/* the queue's head, for other threads */
+	uint64_t post_free;		/* the provider free again, had every
+					   release been on time (lateness) */
 	bool releasing;			/* lgp_eng_release() is running */
 };
 

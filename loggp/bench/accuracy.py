@@ -86,8 +86,10 @@ ZERO_KNOBS = {
     "LOGGP_LATENCY": "0us",
     "LOGGP_BULK_GAP": "0ns/B",
 }
-# Zero-knob overhead bounds on the half round trip: absolute us or relative.
-OVERHEAD_ABS_US = {"shm": 0.3}
+# Zero-knob overhead bound on the half round trip: max(absolute us, relative).  The floor is
+# what three pairs resolve: over tcp the medians of bare runs spread 0.5 us from run to run
+# (5.42-5.91 us, 2026-11-25), so 3 % of them (0.17 us) is below the noise.
+OVERHEAD_ABS_US = 0.3
 OVERHEAD_REL = 0.03
 TOL_ABS_US = 1.0
 TOL_REL = 0.03
@@ -358,10 +360,10 @@ def measure_case(st: Settings, provider: str, knob: str, value: float, hog: bool
     return case
 
 
-def overhead_check(provider: str, base: dict[str, Any], zero: dict[str, Any]) -> dict[str, Any]:
+def overhead_check(base: dict[str, Any], zero: dict[str, Any]) -> dict[str, Any]:
     b, _ = metric(base, "half_rtt_us")
     z, _ = metric(zero, "half_rtt_us")
-    bound = OVERHEAD_ABS_US.get(provider, OVERHEAD_REL * b)
+    bound = max(OVERHEAD_ABS_US, OVERHEAD_REL * b)
     return {
         "base_half_rtt_us": b,
         "zero_half_rtt_us": z,
@@ -384,7 +386,7 @@ def run_provider(st: Settings, provider: str) -> dict[str, Any]:
         return out
     base = out["baseline"]
     out["zero"] = median_results(zero)
-    out["zero_overhead"] = overhead_check(provider, base, out["zero"])
+    out["zero_overhead"] = overhead_check(base, out["zero"])
     out["cases"] = [
         asdict(measure_case(st, provider, knob, v))
         for knob, values in st.cases.items()
@@ -467,7 +469,7 @@ def markdown(doc: dict[str, Any]) -> str:
         "3 %)); `p99 error`: the same for the p99s, shown.  `late p50/p99`: the shim's own "
         "count of how late it released its delayed sends (bounds: its histogram's "
         "buckets).  Rows marked `info` are reported, not judged (emulator/calibrate/README.md "
-        "says why).  Zero-knob overhead bound: <= 0.3 us half-RTT on shm, <= 3 % elsewhere.",
+        "says why).  Zero-knob overhead bound: max(0.3 us, 3 %) of the half round trip.",
         "",
     ]
     for prov, res in doc["providers"].items():
