@@ -29,9 +29,10 @@ from loggp.results.reader import StoredPoint
 
 # The mark of a table cell or point that holds degraded repeats.
 DEGRADED_MARK = "⚠"
+_DELAY = "(the largest of the point’s Δo_s, Δo_r, Δg, ΔL and mean ΔG per message)"
 DEGRADED_RULE = (
     "degraded: measured, but the shim's own error was above its bound — its p99 release "
-    f"lateness above {bound_rule('(the largest of the point’s Δo_s, Δo_r, Δg, ΔL)')}, "
+    f"lateness above {bound_rule(_DELAY)}, "
     f"or an early release; kept on the curves and marked {DEGRADED_MARK}"
 )
 
