@@ -166,7 +166,7 @@ void lgp_eng_dequeued(struct lgp_eng_port *port, uint64_t len)
 size_t lgp_eng_release(struct lgp_engine *eng, uint64_t now)
 {
 	const struct lgp_dq_slot *head;
-	uint64_t due, posted, end, sched;
+	uint64_t due, posted = 0, end, sched;
 	size_t n = 0;
 
 	if (eng->releasing)
@@ -179,7 +179,9 @@ size_t lgp_eng_release(struct lgp_engine *eng, uint64_t now)
 		 * it.
 		 */
 		due = head->release_ns;
-		posted = eng->ops->now();
+		/* One clock read per post: the previous post's end starts this. */
+		if (!posted)
+			posted = eng->ops->now();
 		if (eng->ops->post(head->item) == -EAGAIN)
 			break;
 		end = eng->ops->now();
@@ -195,6 +197,7 @@ size_t lgp_eng_release(struct lgp_engine *eng, uint64_t now)
 		lgp_stats_release(eng->stats, sched, posted);
 		eng->post_free = sched + (end - posted);
 		lgp_dq_pop_due(&eng->queue, now);
+		posted = end;
 		n++;
 	}
 	__atomic_store_n(&eng->next_release, lgp_dq_next(&eng->queue),
