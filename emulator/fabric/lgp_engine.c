@@ -5,6 +5,9 @@
 
 #include "lgp_engine.h"
 
+/* How soon a spinning overhead tries again a release that posted nothing. */
+#define LGP_ENG_SPIN_RETRY_NS	1000ULL
+
 static uint64_t lgp_eng_add(uint64_t a, uint64_t b)
 {
 	return a + b < a ? UINT64_MAX : a + b;
@@ -33,13 +36,35 @@ void lgp_eng_port_init(const struct lgp_engine *eng, struct lgp_eng_port *port)
 	lgp_pacer_init(&port->pacer, eng->params.gap_ns, eng->params.bulk_gap_fs);
 }
 
-void lgp_eng_send_overhead(const struct lgp_engine *eng)
+/*
+ * Spins an overhead until deadline, releasing each item at its time.  A
+ * release that posts nothing (the provider full, the lock busy on another
+ * thread) is tried again LGP_ENG_SPIN_RETRY_NS later, never past the
+ * deadline: a peer that also spins may be what keeps the provider full.
+ */
+static void lgp_eng_spin_overhead(struct lgp_engine *eng, uint64_t deadline)
+{
+	const struct lgp_eng_ops *ops = eng->ops;
+	uint64_t next, retry;
+
+	while (ops->try_release && (next = lgp_eng_next_release(eng)) < deadline &&
+	       ops->now() < deadline) {
+		ops->spin_until(next);
+		if (ops->try_release(eng, ops->now()))
+			continue;
+		retry = lgp_eng_add(ops->now(), LGP_ENG_SPIN_RETRY_NS);
+		ops->spin_until(retry < deadline ? retry : deadline);
+	}
+	ops->spin_until(deadline);
+}
+
+void lgp_eng_send_overhead(struct lgp_engine *eng)
 {
 	uint64_t o_s = eng->params.send_overhead_ns;
 
 	if (!o_s)
 		return;
-	eng->ops->spin_until(lgp_eng_add(eng->ops->now(), o_s));
+	lgp_eng_spin_overhead(eng, lgp_eng_add(eng->ops->now(), o_s));
 	lgp_stats_add(eng->stats, LGP_STAT_SEND_OVERHEAD_NS, o_s);
 }
 
@@ -221,12 +246,12 @@ uint64_t lgp_eng_port_last_due(const struct lgp_engine *eng,
 			   eng->params.latency_ns);
 }
 
-void lgp_eng_recv_overhead(const struct lgp_engine *eng, uint64_t nrecv)
+void lgp_eng_recv_overhead(struct lgp_engine *eng, uint64_t nrecv)
 {
 	uint64_t o_r = eng->params.recv_overhead_ns;
 
 	if (!o_r || !nrecv)
 		return;
-	eng->ops->spin_until(lgp_eng_add(eng->ops->now(), nrecv * o_r));
+	lgp_eng_spin_overhead(eng, lgp_eng_add(eng->ops->now(), nrecv * o_r));
 	lgp_stats_add(eng->stats, LGP_STAT_RECV_OVERHEAD_NS, nrecv * o_r);
 }

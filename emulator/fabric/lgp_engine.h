@@ -41,11 +41,16 @@
  *          A port's post times never decrease, so its operations reach
  *          the provider in the order they were issued.
  *   o_r    lgp_eng_recv_overhead() spins o_r per receive completion.
+ *   spins  o_s and o_r are spun releasing what falls due meanwhile
+ *          (ops->try_release): a rank busy in its overhead is not the
+ *          network, and while the ranks fill the cores nothing else
+ *          releases on time (the progress thread only runs on a free one).
  *
  * Locking: the domain's lock serialises every call on an engine and its
  * ports, except lgp_eng_send_overhead() and lgp_eng_recv_overhead()
- * (they read only the knobs) and lgp_eng_next_release() (an atomic read
- * for the progress thread).  Nothing here allocates after init.
+ * (called without it: they take it through ops->try_release) and
+ * lgp_eng_next_release() (an atomic read for the progress thread).
+ * Nothing here allocates after init.
  */
 #ifndef LGP_ENGINE_H
 #define LGP_ENGINE_H
@@ -64,10 +69,19 @@
 #define LGP_EP_QUEUE_MSGS	1024
 #define LGP_EP_QUEUE_BYTES	(64ULL << 20)
 
+struct lgp_engine;
+
 /* The engine's clock and its way to the provider. */
 struct lgp_eng_ops {
 	uint64_t (*now)(void);
 	void (*spin_until)(uint64_t deadline_ns);
+	/*
+	 * Releases what is due at now (lgp_eng_release) if the engine's lock
+	 * is free, and returns how many it released: 0 if the lock is busy.
+	 * Called while an overhead is spun, without the lock.  NULL: an
+	 * overhead only spins.
+	 */
+	size_t (*try_release)(struct lgp_engine *eng, uint64_t now);
 	/*
 	 * Hands a due item to the provider.  -EAGAIN keeps it first in the
 	 * queue and ends the pass; any other return means it left the queue
@@ -132,7 +146,7 @@ void lgp_eng_fini(struct lgp_engine *eng);
 void lgp_eng_port_init(const struct lgp_engine *eng, struct lgp_eng_port *port);
 
 /* Spins o_s and counts it. */
-void lgp_eng_send_overhead(const struct lgp_engine *eng);
+void lgp_eng_send_overhead(struct lgp_engine *eng);
 
 /*
  * Releases what is due, reserves the port for the operation at the
@@ -207,6 +221,6 @@ uint64_t lgp_eng_port_last_due(const struct lgp_engine *eng,
 			       const struct lgp_eng_port *port);
 
 /* Spins o_r for each of nrecv receive completions and counts it. */
-void lgp_eng_recv_overhead(const struct lgp_engine *eng, uint64_t nrecv);
+void lgp_eng_recv_overhead(struct lgp_engine *eng, uint64_t nrecv);
 
 #endif /* LGP_ENGINE_H */

@@ -20,6 +20,7 @@
 #include "lgp_domain.h"
 #include "lgp_engine.h"
 #include "lgp_ep.h"
+#include "lgp_fid.h"
 #include "lgp_fabric.h"
 #include "lgp_log.h"
 #include "lgp_progress.h"
@@ -374,9 +375,26 @@ static ssize_t lgp_send_release(void *item)
 
 _Static_assert(FI_EAGAIN == EAGAIN, "the engine's -EAGAIN is libfabric's");
 
+/*
+ * The overheads are spun outside the domain's lock (lgp_send, the CQ and
+ * counter reads), so a trylock that succeeds is not an outer frame's.
+ */
+static size_t lgp_send_try_release(struct lgp_engine *eng, uint64_t now)
+{
+	struct lgp_domain *dom = lgp_container_of(eng, struct lgp_domain, eng);
+	size_t n;
+
+	if (pthread_mutex_trylock(&dom->lock))
+		return 0;
+	n = lgp_eng_release(eng, now);
+	pthread_mutex_unlock(&dom->lock);
+	return n;
+}
+
 const struct lgp_eng_ops lgp_send_eng_ops = {
 	.now = lgp_now_ns,
 	.spin_until = lgp_spin_until,
+	.try_release = lgp_send_try_release,
 	.post = lgp_send_release,
 };
 

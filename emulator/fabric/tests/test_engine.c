@@ -3,7 +3,8 @@
  * Unit test of the delay engine (lgp_engine.h) on a fake clock, without
  * libfabric: how o_s, g, G and L combine for a message of n bytes, when a
  * send is posted, deferred, or waited for, back-pressure, the release
- * order and its lateness, returned data, and o_r.  Every time is exact.
+ * order and its lateness, returned data, o_r, and releases while an
+ * overhead is spun.  Every time is exact.
  */
 #include <errno.h>
 
@@ -33,6 +34,7 @@ struct op {
 
 /* What the fake provider was handed, in order; how many posts it refuses. */
 static int posted[64];
+static uint64_t posted_at[64];
 static unsigned int nposted;
 static unsigned int refuse_posts;
 static uint64_t post_cost;	/* what a post takes on the fake clock */
@@ -48,15 +50,25 @@ static ssize_t fake_post(void *item)
 		refuse_posts--;
 		return -EAGAIN;
 	}
+	posted_at[nposted % 64] = fake_now;
 	posted[nposted++ % 64] = op->id;
 	lgp_eng_dequeued(op->port, op->len);
 	fake_now += post_cost;
 	return 0;
 }
 
+/* Whether another thread holds the engine's lock, for try_release. */
+static bool lock_busy;
+
+static size_t fake_try_release(struct lgp_engine *eng, uint64_t now)
+{
+	return lock_busy ? 0 : lgp_eng_release(eng, now);
+}
+
 static const struct lgp_eng_ops fake_ops = {
 	.now = fake_clock,
 	.spin_until = fake_spin_until,
+	.try_release = fake_try_release,
 	.post = fake_post,
 };
 
@@ -77,6 +89,7 @@ static void setup(struct rig *r, struct lgp_params p, size_t depth)
 	nposted = 0;
 	post_cost = 0;
 	refuse_posts = 0;
+	lock_busy = false;
 	reenter = NULL;
 	memset(&stats, 0, sizeof(stats));
 	CHECK_EQ_INT(lgp_eng_init(&r->eng, &p, &fake_ops, &stats, depth), 0);
@@ -459,6 +472,52 @@ static void test_lateness_excludes_the_providers_post(void)
 	lgp_eng_fini(&r.eng);
 }
 
+/*
+ * Sends falling due while the rank spins an overhead go out at their
+ * times, not after the spin.  A release that posts nothing (the provider
+ * refuses, another thread holds the lock) is retried while spinning and
+ * never makes the overhead longer.
+ */
+static void test_release_while_spinning(void)
+{
+	struct lgp_eng_msg msg = msg_of(10);
+	struct rig r;
+	struct op a = { .id = 1, .port = &r.port[0] };
+	struct op b = { .id = 2, .port = &r.port[0] };
+	struct op c = { .id = 3, .port = &r.port[1] };
+
+	setup(&r, (struct lgp_params){ .send_overhead_ns = 10000,
+				       .recv_overhead_ns = 10000,
+				       .latency_ns = 3000 }, 16);
+	CHECK_EQ_INT(send_op(&r, &a, &msg), LGP_ENG_DEFER);	/* due 3000 */
+	fake_now = 1000;
+	CHECK_EQ_INT(send_op(&r, &b, &msg), LGP_ENG_DEFER);	/* due 4000 */
+	fake_now = 2000;
+	lgp_eng_send_overhead(&r.eng);
+	CHECK_EQ_U64(fake_now, 12000);
+	CHECK_EQ_U64(nposted, 2);
+	CHECK(posted[0] == 1 && posted_at[0] == 3000);
+	CHECK(posted[1] == 2 && posted_at[1] == 4000);
+	CHECK_EQ_U64(lgp_stats_get(&stats, LGP_STAT_LATE_NS), 0);
+
+	CHECK_EQ_INT(send_op(&r, &c, &msg), LGP_ENG_DEFER);	/* due 15000 */
+	refuse_posts = 1000;
+	lgp_eng_recv_overhead(&r.eng, 1);
+	CHECK_EQ_U64(fake_now, 22000);
+	CHECK(refuse_posts < 1000);
+	refuse_posts = 0;
+	lock_busy = true;
+	lgp_eng_send_overhead(&r.eng);
+	CHECK_EQ_U64(fake_now, 32000);
+	CHECK_EQ_U64(nposted, 2);
+	CHECK_EQ_U64(lgp_eng_next_release(&r.eng), 15000);
+	lock_busy = false;
+	lgp_eng_send_overhead(&r.eng);
+	CHECK_EQ_U64(fake_now, 42000);
+	CHECK(nposted == 3 && posted[2] == 3 && posted_at[2] == 32000);
+	lgp_eng_fini(&r.eng);
+}
+
 /* o_r: spun per receive completion, nothing for none. */
 static void test_recv_overhead(void)
 {
@@ -490,6 +549,7 @@ int main(void)
 	test_cancel();
 	test_release_reentry();
 	test_lateness_excludes_the_providers_post();
+	test_release_while_spinning();
 	test_recv_overhead();
 	return check_done("test_engine");
 }
