@@ -5,7 +5,7 @@
 
 #include "lgp_engine.h"
 
-/* How soon a spinning overhead tries again a release that posted nothing. */
+/* How soon a spin tries again a release that posted nothing. */
 #define LGP_ENG_SPIN_RETRY_NS	1000ULL
 
 static uint64_t lgp_eng_add(uint64_t a, uint64_t b)
@@ -37,12 +37,12 @@ void lgp_eng_port_init(const struct lgp_engine *eng, struct lgp_eng_port *port)
 }
 
 /*
- * Spins an overhead until deadline, releasing each item at its time.  A
+ * Spins until deadline, releasing each item at its time.  A
  * release that posts nothing (the provider full, the lock busy on another
  * thread) is tried again LGP_ENG_SPIN_RETRY_NS later, never past the
  * deadline: a peer that also spins may be what keeps the provider full.
  */
-static void lgp_eng_spin_overhead(struct lgp_engine *eng, uint64_t deadline)
+static void lgp_eng_spin_releasing(struct lgp_engine *eng, uint64_t deadline)
 {
 	const struct lgp_eng_ops *ops = eng->ops;
 	uint64_t next, retry;
@@ -64,7 +64,7 @@ void lgp_eng_send_overhead(struct lgp_engine *eng)
 
 	if (!o_s)
 		return;
-	lgp_eng_spin_overhead(eng, lgp_eng_add(eng->ops->now(), o_s));
+	lgp_eng_spin_releasing(eng, lgp_eng_add(eng->ops->now(), o_s));
 	lgp_stats_add(eng->stats, LGP_STAT_SEND_OVERHEAD_NS, o_s);
 }
 
@@ -125,9 +125,9 @@ enum lgp_eng_verdict lgp_eng_submit(struct lgp_engine *eng,
 	return lgp_eng_verdict(eng, port, msg, plan);
 }
 
-void lgp_eng_wait(const struct lgp_engine *eng, const struct lgp_eng_plan *plan)
+void lgp_eng_wait(struct lgp_engine *eng, const struct lgp_eng_plan *plan)
 {
-	eng->ops->spin_until(plan->post_at);
+	lgp_eng_spin_releasing(eng, plan->post_at);
 }
 
 enum lgp_eng_verdict lgp_eng_decide(struct lgp_engine *eng,
@@ -252,6 +252,6 @@ void lgp_eng_recv_overhead(struct lgp_engine *eng, uint64_t nrecv)
 
 	if (!o_r || !nrecv)
 		return;
-	lgp_eng_spin_overhead(eng, lgp_eng_add(eng->ops->now(), nrecv * o_r));
+	lgp_eng_spin_releasing(eng, lgp_eng_add(eng->ops->now(), nrecv * o_r));
 	lgp_stats_add(eng->stats, LGP_STAT_RECV_OVERHEAD_NS, nrecv * o_r);
 }

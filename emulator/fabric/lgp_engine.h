@@ -41,14 +41,15 @@
  *          A port's post times never decrease, so its operations reach
  *          the provider in the order they were issued.
  *   o_r    lgp_eng_recv_overhead() spins o_r per receive completion.
- *   spins  o_s and o_r are spun releasing what falls due meanwhile
- *          (ops->try_release): a rank busy in its overhead is not the
- *          network, and while the ranks fill the cores nothing else
+ *   spins  o_s, o_r and a wait are spun releasing what falls due
+ *          meanwhile (ops->try_release): a rank busy in the shim is not
+ *          the network, and while the ranks fill the cores nothing else
  *          releases on time (the progress thread only runs on a free one).
  *
  * Locking: the domain's lock serialises every call on an engine and its
- * ports, except lgp_eng_send_overhead() and lgp_eng_recv_overhead()
- * (called without it: they take it through ops->try_release) and
+ * ports, except lgp_eng_send_overhead(), lgp_eng_recv_overhead() and
+ * lgp_eng_wait() (called without it: they take it through
+ * ops->try_release) and
  * lgp_eng_next_release() (an atomic read for the progress thread).
  * Nothing here allocates after init.
  */
@@ -159,7 +160,7 @@ enum lgp_eng_verdict lgp_eng_submit(struct lgp_engine *eng,
 				    struct lgp_eng_plan *plan);
 
 /* After a WAIT: spins until plan->post_at (the caller drops its lock). */
-void lgp_eng_wait(const struct lgp_engine *eng, const struct lgp_eng_plan *plan);
+void lgp_eng_wait(struct lgp_engine *eng, const struct lgp_eng_plan *plan);
 
 /* After a WAIT: decides again at the clock's now (never WAIT again). */
 enum lgp_eng_verdict lgp_eng_decide(struct lgp_engine *eng,

@@ -473,10 +473,10 @@ static void test_lateness_excludes_the_providers_post(void)
 }
 
 /*
- * Sends falling due while the rank spins an overhead go out at their
- * times, not after the spin.  A release that posts nothing (the provider
- * refuses, another thread holds the lock) is retried while spinning and
- * never makes the overhead longer.
+ * Sends falling due while the rank spins an overhead, or waits for a
+ * post time, go out at their times, not after the spin.  A release that
+ * posts nothing (the provider refuses, another thread holds the lock) is
+ * retried while spinning and never makes the spin longer.
  */
 static void test_release_while_spinning(void)
 {
@@ -485,6 +485,8 @@ static void test_release_while_spinning(void)
 	struct op a = { .id = 1, .port = &r.port[0] };
 	struct op b = { .id = 2, .port = &r.port[0] };
 	struct op c = { .id = 3, .port = &r.port[1] };
+	struct op d = { .id = 4, .port = &r.port[3] };
+	struct lgp_eng_msg bare = { .len = 10 };
 
 	setup(&r, (struct lgp_params){ .send_overhead_ns = 10000,
 				       .recv_overhead_ns = 10000,
@@ -515,6 +517,15 @@ static void test_release_while_spinning(void)
 	lgp_eng_send_overhead(&r.eng);
 	CHECK_EQ_U64(fake_now, 42000);
 	CHECK(nposted == 3 && posted[2] == 3 && posted_at[2] == 32000);
+
+	/* so does a send that waits for its own post time (no transmit CQ) */
+	CHECK_EQ_INT(send_op(&r, &d, &msg), LGP_ENG_DEFER);	/* due 45000 */
+	fake_now = 43000;
+	CHECK_EQ_INT(lgp_eng_submit(&r.eng, &r.port[2], &bare, &r.plan),
+		     LGP_ENG_WAIT);
+	lgp_eng_wait(&r.eng, &r.plan);
+	CHECK_EQ_U64(fake_now, 46000);
+	CHECK(nposted == 4 && posted[3] == 4 && posted_at[3] == 45000);
 	lgp_eng_fini(&r.eng);
 }
 
