@@ -24,6 +24,7 @@ from analysis.knobs import knob_info
 from analysis.model import FIT_RULE, Models
 from analysis.slowdown import STAT_METHOD, Analysis, CurvePoint, KnobSummary, Stat
 from analysis.store import Run
+from loggp.metrics.hostnoise import HostNoise
 from loggp.results.judge import bound_rule
 from loggp.results.reader import StoredPoint
 
@@ -163,6 +164,7 @@ def _summary(page: Page) -> str:
         why = k.why_no_figure
         if why is not None:
             items.append(f'<span class="bad">Knob {e(k.knob)}: no figure</span> ({e(why)}).')
+    items.extend(_host_noise(page))
     if "msgs_check" in page.run.columns:
         checks = [p.msgs_check for p in pts if p.msgs_check is not None]
         if checks:
@@ -175,6 +177,22 @@ def _summary(page: Page) -> str:
             )
     lis = "".join(f"<li>{i}</li>" for i in items)
     return f"<h2>Summary</h2><ul>{lis}</ul>"
+
+
+def _host_noise(page: Page) -> list[str]:
+    """A line per measurement of the host's own stalls (loggp/metrics/hostnoise.py)."""
+    items = []
+    for d in page.run.info.host_noise:
+        noise = HostNoise.of(d)
+        at = e(str(d.get("at", "")))
+        if noise is None:
+            items.append(f"Host noise at {at}: not measured.")
+            continue
+        items.append(
+            f"Host noise at {at}: {e(noise.text())} (loggp-hostnoise; a point whose lateness "
+            "bound is below the floor is degraded by the host alone)."
+        )
+    return items
 
 
 def _flatten(d: Mapping[str, Any], prefix: str = "") -> list[tuple[str, Any]]:

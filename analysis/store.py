@@ -28,6 +28,7 @@ class RunInfo:
     name: str
     provenance: dict[str, Any]
     experiment: Any  # the resolved experiment, shown as YAML; None when absent
+    host_noise: tuple[dict[str, Any], ...] = ()  # run.json's, one per start and resume
 
 
 @dataclass(frozen=True)
@@ -72,7 +73,11 @@ def load_run_info(run_dir: Path) -> RunInfo:
         name = experiment.get("name")
     if not isinstance(name, str) or not name:
         name = run_dir.resolve().name
-    return RunInfo(path=path, name=name, provenance=dict(prov), experiment=experiment)
+    noise = doc.get("host_noise")
+    noise = tuple(n for n in noise if isinstance(n, dict)) if isinstance(noise, list) else ()
+    return RunInfo(
+        path=path, name=name, provenance=dict(prov), experiment=experiment, host_noise=noise
+    )
 
 
 def load_points(db: Path) -> tuple[tuple[str, ...], tuple[StoredPoint, ...]]:

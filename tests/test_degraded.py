@@ -1,17 +1,21 @@
 """Degraded points end to end: busy loops beside the ranks make the shim release late, and
-`loggp run` stores and reports the point `degraded`; without them the point's lateness is
-stored the same way.
+`loggp run` stores and reports the point `degraded`; without them the point is clean where
+the host lets it be.
 
-The run without busy loops is not asserted clean, nor less late than the one with them: on
-the shared 2-core machine, at a load of 6-9 from other work, its p99 lateness reached 4 to
-16 ms while the pinned run's was at times 32 us (the loops only delay the shim's thread
-when the scheduler lets them).  What holds on any machine: the summary is there and
-consistent, the report says what the store says, and the loops push the p99 above the
-bound.
+Where the host does not: on a virtual machine whose ticks and hypervisor stop a busy thread
+a thousand times a second for 4 to 64 us (measured with loggp-hostnoise on an idle 2-core
+VM), a ping-pong at ΔL = 50 us has 2 to 5 % of its releases late by more than its 2.5 us
+bound with nothing else running, and on a machine shared with other work its p99 reached
+4 to 16 ms.  So the run without busy loops is asserted clean only when the run measured a
+quiet host (its noise floor well under the bound, little other work during the point);
+otherwise its reason must name the host's floor.  What holds on any machine: the summary
+is there and consistent, the report says what the store says, and the loops push the p99
+above the bound.
 """
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import sys
@@ -25,6 +29,7 @@ from conftest import BUILD, base_env
 from analysis.report import write_report
 from loggp.results.judge import late_bound_ns
 from loggp.results.reader import StoredPoint, read_points
+from loggp.results.rundir import RUN_FILE
 from loggp.results.store import STORE_FILE
 
 pytestmark = pytest.mark.integration
@@ -99,15 +104,32 @@ def sane(run_dir: Path, p: StoredPoint) -> int:
     return int(row["late_p99_ns"])
 
 
+def host_floor_ns(run_dir: Path) -> int:
+    """The noise floor the run measured before its point (loggp/metrics/hostnoise.py)."""
+    (noise,) = json.loads((run_dir / RUN_FILE).read_text())["host_noise"]
+    assert noise["measured"] and noise["stalls_per_s"] >= 0, noise
+    return int(noise["floor_ns"])
+
+
 def test_busy_loops_beside_the_ranks_make_degraded_points(mpirun_bin: str, tmp_path: Path) -> None:
     exp = experiment(tmp_path)
-    sane(tmp_path / "clean", run(exp, tmp_path / "clean", "--no-prometheus")[0])
+    bound = late_bound_ns(LATENCY_US * 1000)
+    clean, _ = run(exp, tmp_path / "clean")
+    sane(tmp_path / "clean", clean)
+    other = clean.row["host_other_cpu"]
+    if host_floor_ns(tmp_path / "clean") <= bound // 4 and other is not None and other < 0.05:
+        assert not clean.degraded, clean.degraded_reason
+    elif clean.degraded:
+        assert "p99 lateness floor" in clean.degraded_reason, clean.degraded_reason
 
     with busy_loops(HOGS):
         p, printed = run(exp, tmp_path / "hog", pin=PIN)
     assert p.degraded, (p.status, p.row["late_p99_ns"])
     assert f"point {POINT}: degraded ({p.degraded_reason})" in printed
-    assert sane(tmp_path / "hog", p) > late_bound_ns(LATENCY_US * 1000)
+    assert sane(tmp_path / "hog", p) > bound
+    # the probe ran pinned beside the loops too: the host's floor says so
+    assert host_floor_ns(tmp_path / "hog") > bound
+    assert "(above the bound: the host alone degrades it)" in p.degraded_reason
     # the host's contention, from the node exporter beside Prometheus (on when installed)
     if shutil.which("prometheus-node-exporter") and shutil.which("prometheus"):
         assert 0 < p.row["host_other_cpu"] <= 1

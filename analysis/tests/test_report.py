@@ -21,6 +21,7 @@ from analysis.tests.rundata import (
     app,
     make_run,
 )
+from loggp.results.rundir import RUN_FILE
 from loggp.results.store import COLUMNS
 
 pytestmark = pytest.mark.unit
@@ -188,6 +189,23 @@ def test_degraded_points_stay_on_the_curves_and_are_marked(tmp_path: Path) -> No
         DEGRADED_REASON,
     )
     assert float(row["slowdown"]) == 4.0 and row["late_p99_ns"] == "8000"
+
+
+def test_the_summary_names_the_hosts_own_stalls(tmp_path: Path) -> None:
+    run = make_run(tmp_path, [app("baseline", None, 0, 1.0), app("latency", 10, 0, 2.0)])
+    doc = json.loads((run / RUN_FILE).read_text())
+    doc["host_noise"] = [
+        {"at": "2026-11-27T06:00:00+00:00", "measured": True, "floor_ns": 3200,
+         "stalls_per_s": 1100.0, "stalled_share": 0.012, "max_stall_ns": 12_000_000},
+        {"at": "2026-11-27T07:00:00+00:00", "measured": False},
+    ]  # fmt: skip
+    (run / RUN_FILE).write_text(json.dumps(doc))
+    summary = write_report(run).read_text().split("<h2>Summary</h2>")[1].split("<h2")[0]
+    assert (
+        "Host noise at 2026-11-27T06:00:00+00:00: host stops a busy thread 1100 times/s, "
+        "1.2 % of its time (longest 12 ms): p99 lateness floor 3.2 us" in summary
+    )
+    assert "Host noise at 2026-11-27T07:00:00+00:00: not measured." in summary
 
 
 # --- errors ----------------------------------------------------------------------------

@@ -17,15 +17,22 @@ The injected delay of a point is the largest per-message delay its knobs set: th
 bulk gap the shim charged over the messages it carried (its `bulk_gap_ns` over its `msgs`,
 summed over the point's processes), whichever is larger.  A point without delayed items (no
 release) is never judged by lateness.
+
+The reason names what crossed the bound and what the host did meanwhile: its CPU contention
+(loggp/metrics/node.py) and, when the run measured it, the floor its own stalls set under any
+point's p99 lateness (loggp/metrics/hostnoise.py).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from loggp.plan.knobs import REGISTRY, KnobSet
 from loggp.results.lateness import Lateness, LatenessError, time_text
+
+if TYPE_CHECKING:
+    from loggp.metrics.hostnoise import HostNoise
 
 LATE_QUANTILE = 0.99
 LATE_FLOOR_NS = 2000
@@ -79,8 +86,14 @@ def bound_rule(delay: str) -> str:
     return f"max({time_text(LATE_FLOOR_NS)}, {100 * LATE_SHARE:g} % of the injected delay {delay})"
 
 
-def degraded_reason(late: LateSummary | None, delay_ns: int, other_cpu: float | None) -> str | None:
-    """Why the point is degraded, or None when it is not; the host's contention is given."""
+def degraded_reason(
+    late: LateSummary | None,
+    delay_ns: int,
+    other_cpu: float | None,
+    noise: HostNoise | None = None,
+) -> str | None:
+    """Why the point is degraded, or None when it is not; the host's contention and, when
+    measured, its own stalls are given (a floor above the bound: the host alone degrades)."""
     if late is None:
         return None
     why = []
@@ -93,4 +106,8 @@ def degraded_reason(late: LateSummary | None, delay_ns: int, other_cpu: float | 
     if not why:
         return None
     host = "not measured" if other_cpu is None else f"{100 * other_cpu:.0f} % busy with other work"
-    return "; ".join(why) + f"; host CPU {host}"
+    why.append(f"host CPU {host}")
+    if noise is not None:
+        above = " (above the bound: the host alone degrades it)" if noise.floor_ns > bound else ""
+        why.append(noise.text() + above)
+    return "; ".join(why)

@@ -38,6 +38,7 @@ class RunRecord:
     windows: dict[str, list[float]] = field(default_factory=dict)
     prometheus: dict[str, Any] = field(default_factory=dict)
     resumed: list[str] = field(default_factory=list)
+    host_noise: list[dict[str, Any]] = field(default_factory=list)  # one per start and resume
 
     def as_json(self) -> dict[str, Any]:
         return {"loggp_run": RUN_VERSION, **self.__dict__}

@@ -15,6 +15,7 @@ import signal
 import subprocess
 import time
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +31,7 @@ from rich.progress import (
 
 from loggp.errors import LoggpError
 from loggp.metrics.exporter import RunMetrics
+from loggp.metrics.hostnoise import HostNoise, measure_host_noise
 from loggp.metrics.node import cpu_sample, other_cpu
 from loggp.metrics.prometheus import PrometheusServer, find_node_exporter, find_prometheus
 from loggp.plan.experiment import Experiment
@@ -61,6 +63,7 @@ class RunOptions:
     wire: WireSession | None = None  # shim wire: the launcher's wire (run_plan's default)
     service_targets: Path | None = None  # the Prometheus server's services file, if any
     node_exporter: str | None = None  # host:port read for the host's contention (run_plan's)
+    host_noise: HostNoise | None = None  # the host's own stalls (run_plan's)
 
 
 @dataclass
@@ -246,7 +249,7 @@ def run_point(exp: Experiment, p: Point, run_dir: Path, opts: RunOptions) -> Poi
             status, value = "failed", None
     check = messages_check(result, stats, exp.emulator.shim == "fabric") if result else None
     late = lateness(stats)
-    reason = degraded_reason(late, injected_delay_ns(p.knobs, stats), contention)
+    reason = degraded_reason(late, injected_delay_ns(p.knobs, stats), contention, opts.host_noise)
     if status == STATUS_OK and reason is not None:
         status = STATUS_DEGRADED
     return _record(
@@ -296,6 +299,20 @@ def _last_scrape(server: PrometheusServer, finished: int, console: Console) -> N
         )
     except LoggpError as e:
         console.print(f"warning: {e}")
+
+
+def _host_noise(rec: RunRecord, console: Console) -> HostNoise | None:
+    """The host's own stalls before the points (loggp/metrics/hostnoise.py), kept in run.json
+    and printed."""
+    noise = measure_host_noise()
+    at = datetime.now(UTC).isoformat(timespec="seconds")
+    if noise is None:
+        rec.host_noise.append({"at": at, "measured": False})
+        console.print("host noise: not measured (loggp-hostnoise not built or failed)")
+        return None
+    rec.host_noise.append({"at": at, "measured": True, **noise.as_dict()})
+    console.print(f"host noise: {noise.text()}")
+    return noise
 
 
 def new_record(exp: Experiment, yaml_text: str, source: str, plan: list[Point]) -> RunRecord:
@@ -352,6 +369,8 @@ def run_plan(
                     service_targets=server.services_file,
                     node_exporter=server.node_exporter_address,
                 )
+            if exp.emulator.shim != "none":
+                opts = dataclasses.replace(opts, host_noise=_host_noise(rec, console))
             rec.state = "running"
             write_run(run_dir, rec)
             columns = (

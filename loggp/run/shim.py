@@ -36,14 +36,22 @@ def shim_library(build: Path | None = None) -> Path:
     return lib
 
 
+def _measuring_tool(name: str, what: str, build: Path | None) -> Path:
+    """Path of a program of emulator/calibrate; ShimNotFoundError naming it if missing."""
+    exe = (build or build_dir()) / "emulator" / "calibrate" / name
+    if not (exe.is_file() and os.access(exe, os.X_OK)):
+        raise ShimNotFoundError(f"{what} not found: {exe} (run 'make build', or set LOGGP_BUILD)")
+    return exe
+
+
 def calibrate_binary(build: Path | None = None) -> Path:
     """Path of loggp-calibrate; ShimNotFoundError naming that path if it is missing."""
-    exe = (build or build_dir()) / "emulator" / "calibrate" / "loggp-calibrate"
-    if not (exe.is_file() and os.access(exe, os.X_OK)):
-        raise ShimNotFoundError(
-            f"calibration tool not found: {exe} (run 'make build', or set LOGGP_BUILD)"
-        )
-    return exe
+    return _measuring_tool("loggp-calibrate", "calibration tool", build)
+
+
+def hostnoise_binary(build: Path | None = None) -> Path:
+    """Path of loggp-hostnoise; ShimNotFoundError naming that path if it is missing."""
+    return _measuring_tool("loggp-hostnoise", "host noise probe", build)
 
 
 def shim_env(build: Path | None = None) -> dict[str, str]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from loggp.metrics.hostnoise import HostNoise
 from loggp.metrics.node import CpuSample, busy_seconds, other_cpu
 from loggp.plan.knobs import KnobSet
 from loggp.results.judge import (
@@ -85,6 +86,26 @@ def test_an_early_release_degrades_whatever_the_lateness() -> None:
     assert degraded_reason(LateSummary(100, 1000, 1000, 1), 50_000, 0.0) == (
         "1 early release(s); host CPU 0 % busy with other work"
     )
+
+
+def test_the_reason_names_the_hosts_own_stalls_and_whether_they_alone_degrade() -> None:
+    noisy = HostNoise(
+        floor_ns=3200, stalls_per_s=1100.4, stalled_share=0.012, max_stall_ns=12_000_000
+    )
+    quiet = HostNoise(floor_ns=0, stalls_per_s=250, stalled_share=0.0005, max_stall_ns=9000)
+    late = LateSummary(100, 32_000, 40_000, 0)
+    assert degraded_reason(late, 50_000, 0.0, noisy) == (
+        "p99 lateness up to 32 us exceeds 2.5 us = max(2 us, 5 % of the injected delay 50 us); "
+        "host CPU 0 % busy with other work; host stops a busy thread 1100 times/s, 1.2 % of "
+        "its time (longest 12 ms): p99 lateness floor 3.2 us (above the bound: the host alone "
+        "degrades it)"
+    )
+    assert degraded_reason(late, 50_000, 0.0, quiet).endswith(
+        "host stops a busy thread 250 times/s, 0.05 % of its time (longest 9 us): "
+        "p99 lateness floor 0 ns"
+    )
+    # a clean point stays clean whatever the host's floor
+    assert degraded_reason(LateSummary(100, 2000, 2500, 0), 50_000, 0.0, noisy) is None
 
 
 def test_no_releases_or_no_summary_is_not_judged() -> None:
