@@ -28,7 +28,7 @@ from analysis.model import fit_models
 from analysis.slowdown import STAT_METHOD, Stat, analyse
 from analysis.store import load_run
 from loggp.bench.doc import machine, parser, publish
-from loggp.metrics.hostnoise import HostNoise
+from loggp.metrics.hostnoise import describe
 
 NAME = "default"
 SUMMARY = "the default suite's slowdowns, intervals, degraded points and model fits"
@@ -92,11 +92,10 @@ def summarise(run_dir: Path) -> dict[str, Any]:
                         "model": fit,
                     }
                 )
-    noise = [HostNoise.of(d) for d in run.info.host_noise]
     return {
         "points": len(run.points),
         "outcomes": dict(outcomes),
-        "host_noise": [n.text() if n else "not measured" for n in noise],
+        "host_noise": [describe(d) for d in run.info.host_noise],
         "rows": rows,
     }
 
@@ -112,7 +111,7 @@ def markdown(doc: dict[str, Any]) -> str:
         f"Machine: {m['cpu']}, {m['cores']} cores, Linux {m['kernel']}, run {m['date']} "
         f"(load average {m['loadavg_1min']:.2f} at start).  Wall time of `loggp run`: {wall}; "
         f"{s['points']} points: {outcomes}.",
-        *(f"Host noise before the points (loggp-hostnoise): {t}." for t in s.get("host_noise", [])),
+        *(f"Host noise before the points (loggp-hostnoise): {t}." for t in s["host_noise"]),
         "",
         f"Slowdown: the median over the repeats, {STAT_METHOD}.  `degraded`: repeats whose "
         "shim lateness was above its bound (docs/results.md), kept on the curve.  Model: the "

@@ -72,12 +72,17 @@ def parse(line: str) -> HostNoise:
     cpus = doc.get("cpus")
     if doc.get("tool") != "loggp-hostnoise" or not isinstance(cpus, list) or not cpus:
         raise ValueError("not a loggp-hostnoise line with CPUs")
-    return HostNoise(
-        floor_ns=int(doc["floor_ns"]),
-        stalls_per_s=max(float(c["stalls_per_s"]) for c in cpus),
-        stalled_share=max(float(c["stalled_share"]) for c in cpus),
-        max_stall_ns=max(int(c["max_stall_ns"]) for c in cpus),
-    )
+    worst = {k: max(c[k] for c in cpus) for k in ("stalls_per_s", "stalled_share", "max_stall_ns")}
+    noise = HostNoise.of({"floor_ns": doc.get("floor_ns"), **worst})
+    if noise is None:
+        raise ValueError("a loggp-hostnoise line without its figures")
+    return noise
+
+
+def describe(d: dict[str, Any]) -> str:
+    """One of run.json's `host_noise` entries in words."""
+    noise = HostNoise.of(d)
+    return "not measured" if noise is None else noise.text()
 
 
 def measure_host_noise(build: Path | None = None, seconds: float = PROBE_S) -> HostNoise | None:
