@@ -18,6 +18,8 @@ struct calib_point {
 	uint32_t samples;	/* recorded samples after the warm-up */
 	uint32_t record;	/* server returns its o_r samples */
 	uint64_t size;
+	uint64_t spin_send_ns;	/* the control's spins (calib_opts.h) */
+	uint64_t spin_recv_ns;
 };
 
 /* Samples of one point, warm-up excluded, in nanoseconds. */
@@ -28,6 +30,19 @@ struct calib_samples {
 	size_t n;
 };
 
+/* Spins ns (0: returns at once); returns the time it took. */
+static uint64_t calib_spin(uint64_t ns)
+{
+	uint64_t start, now;
+
+	if (!ns)
+		return 0;
+	start = calib_now_ns();
+	while ((now = calib_now_ns()) - start < ns)
+		;
+	return now - start;
+}
+
 static int calib_point_start(struct calib_oob *o, const struct calib_point *p)
 {
 	int ret = calib_oob_send(o, p, sizeof(*p));
@@ -35,13 +50,17 @@ static int calib_point_start(struct calib_oob *o, const struct calib_point *p)
 	return ret ? ret : calib_oob_barrier(o);
 }
 
-/* Runs one point as described by p; s gets its recorded samples. */
+/*
+ * Runs one point as described by p; s gets its recorded samples.  The
+ * control's spins, when p has them, sit where the shim's delays do: before
+ * each send and after the read that returns the reply.
+ */
 static int calib_client_run(struct calib_fabric *f, struct calib_oob *o,
 			    const struct calib_point *pp,
 			    struct calib_samples *s)
 {
 	struct calib_point p = *pp;
-	uint64_t *remote = NULL, t0, call = 0;
+	uint64_t *remote = NULL, t0, call = 0, spun;
 	size_t i, k, got;
 	uint32_t n = p.n;
 	int ret;
@@ -62,13 +81,16 @@ static int calib_client_run(struct calib_fabric *f, struct calib_oob *o,
 	for (k = 0; k < p.warmup + p.samples; k++) {
 		t0 = calib_now_ns();
 		for (i = 0; i < n; i++) {
+			spun = calib_spin(p.spin_send_ns);
 			ret = calib_fabric_send(f, p.size, i ? NULL : &call);
 			if (ret)
 				goto out;
+			call += i ? 0 : spun;
 		}
 		ret = calib_fabric_wait_recv(f, NULL);
 		if (ret)
 			goto out;
+		calib_spin(p.spin_recv_ns);
 		if (k >= p.warmup) {
 			s->prtt[k - p.warmup] = (double)(calib_now_ns() - t0);
 			s->o_s[k - p.warmup] = (double)call;
@@ -96,6 +118,12 @@ static int calib_client_point(struct calib_fabric *f, struct calib_oob *o,
 	struct calib_point p = { .n = n, .size = size, .record = record,
 				 .warmup = opts->warmup,
 				 .samples = opts->iterations };
+
+	/* The control is for the round trip (o_s, o_r, L); g and G run bare. */
+	if (record) {
+		p.spin_send_ns = opts->spin_send_ns;
+		p.spin_recv_ns = opts->spin_recv_ns;
+	}
 
 	return calib_client_run(f, o, &p, s);
 }
@@ -131,13 +159,13 @@ static int calib_client_settle(struct calib_fabric *f, struct calib_oob *o,
 static int calib_stat_of(const double *v, size_t n, double scale,
 			 struct calib_stat *st)
 {
-	int ret = calib_summary(v, n, &st->median, &st->p99);
+	static const double p[] = { 10.0, 50.0, 99.0 };
+	double q[3] = { 0 };
+	int ret = calib_percentiles(v, n, p, q, 3);
 
-	if (!ret)
-		ret = calib_percentile(v, n, 10.0, &st->p10);
-	st->p10 *= scale;
-	st->median *= scale;
-	st->p99 *= scale;
+	st->p10 = q[0] * scale;
+	st->median = q[1] * scale;
+	st->p99 = q[2] * scale;
 	return ret;
 }
 
@@ -164,7 +192,7 @@ static int calib_client_sizes(struct calib_fabric *f, struct calib_oob *o,
 	int ret = 0;
 
 	for (j = 0; j < opts->nsizes && !ret; j++) {
-		if (j) {
+		if (j || opts->spin_send_ns || opts->spin_recv_ns) {
 			ret = calib_client_point(f, o, opts, 1, opts->sizes[j],
 						 0, &one);
 			if (!ret)
@@ -256,6 +284,13 @@ static int calib_server_point(struct calib_fabric *f, struct calib_oob *o,
 	uint32_t k, i;
 	int ret;
 
+	if (p->spin_send_ns > CALIB_MAX_SPIN_NS ||
+	    p->spin_recv_ns > CALIB_MAX_SPIN_NS) {
+		calib_err("client asked for control spins of %llu and %llu ns; at most %lu",
+			  (unsigned long long)p->spin_send_ns,
+			  (unsigned long long)p->spin_recv_ns, CALIB_MAX_SPIN_NS);
+		return -EPROTO;
+	}
 	if (p->n > f->nrecv / 2 || p->size > f->slot) {
 		calib_err("client asked for %u messages of %llu bytes; buffers hold %u of %zu",
 			  p->n, (unsigned long long)p->size, f->nrecv / 2,
@@ -271,7 +306,8 @@ static int calib_server_point(struct calib_fabric *f, struct calib_oob *o,
 			ret = calib_fabric_wait_recv(f, &ns);
 		if (ret)
 			break;
-		o_r[k] = ns;
+		o_r[k] = ns + calib_spin(p->spin_recv_ns);
+		calib_spin(p->spin_send_ns);
 		ret = calib_fabric_send(f, 0, NULL);
 		/* Re-arm after the reply, off the measured path. */
 		if (!ret)

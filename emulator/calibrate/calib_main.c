@@ -33,6 +33,14 @@
  * tens of microseconds to a round trip under the shim).  Delays
  * between posts (Netgauge's d) are not used: o is timed directly around
  * the calls.
+ *
+ * The control (-S, -R): the bare stack with the application spinning
+ * where the shim would delay, before each ping-pong send (in o_s) and
+ * after each ping-pong receive (in o_r), on both sides.  A host may charge
+ * a process that waited for tens of microseconds more for its next system
+ * calls (a cold kernel path), so a round trip with a 100 us pause on each
+ * side can grow by more than 200 us with no shim at all; the shim's own
+ * error is what its round trip adds beyond this control's.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -84,7 +92,9 @@ static void calib_usage(FILE *out)
 		"  -B ADDR    server: control listen address (default any)\n"
 		"  -H HOST    client under mpirun: server host (default 127.0.0.1)\n"
 		"  -T SEC     timeout of every wait (default 30)\n"
-		"  -Y N       yield the CPU after N empty CQ polls (default 0: never)\n",
+		"  -Y N       yield the CPU after N empty CQ polls (default 0: never)\n"
+		"  -S NS      control: spin NS ns before each ping-pong send (in o_s)\n"
+		"  -R NS      control: spin NS ns after each ping-pong receive (in o_r)\n",
 		CALIB_NAME, CALIB_MAX_BURST, CALIB_DEFAULT_PORT);
 }
 
@@ -146,7 +156,7 @@ static int calib_parse(struct calib_opts *o, int argc, char **argv)
 				  .iterations = 1000, .burst = 16,
 				  .timeout_s = 30, .spin_polls = 0 };
 	calib_parse_sizes(o, "1,64,1K,4K,16K,64K");
-	while (!ret && (c = getopt(argc, argv, "p:e:n:w:b:s:j:qP:B:H:T:Y:h")) != -1) {
+	while (!ret && (c = getopt(argc, argv, "p:e:n:w:b:s:j:qP:B:H:T:Y:S:R:h")) != -1) {
 		switch (c) {
 		case 'p': o->provider = optarg; break;
 		case 'e': o->ep_type = optarg; break;
@@ -178,6 +188,14 @@ static int calib_parse(struct calib_opts *o, int argc, char **argv)
 		case 'Y':
 			ret = calib_parse_uint("Y", optarg, 0, 1000000000, &v);
 			o->spin_polls = (unsigned)v;
+			break;
+		case 'S':
+			ret = calib_parse_uint("S", optarg, 0, CALIB_MAX_SPIN_NS, &v);
+			o->spin_send_ns = v;
+			break;
+		case 'R':
+			ret = calib_parse_uint("R", optarg, 0, CALIB_MAX_SPIN_NS, &v);
+			o->spin_recv_ns = v;
 			break;
 		case 'h': calib_usage(stdout); exit(0);
 		default: calib_usage(stderr); return -EINVAL;

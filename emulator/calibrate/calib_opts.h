@@ -12,6 +12,8 @@
 
 #define CALIB_MAX_SIZES 32
 #define CALIB_MAX_BURST 256
+/* Longest control spin, 1 s: beyond it a run would take hours. */
+#define CALIB_MAX_SPIN_NS 1000000000UL
 
 struct calib_opts {
 	const char *provider;		/* NULL: libfabric's first choice */
@@ -25,6 +27,13 @@ struct calib_opts {
 	unsigned burst;			/* n of PRTT(n,0,s) for g and G */
 	unsigned timeout_s;		/* every wait gives up after this */
 	unsigned spin_polls;		/* empty CQ polls before sched_yield */
+	/*
+	 * The control: the application itself spins this long before each
+	 * ping-pong send (counted in o_s) and after each ping-pong receive
+	 * (counted in o_r), on both sides, without the shim.
+	 */
+	uint64_t spin_send_ns;
+	uint64_t spin_recv_ns;
 	size_t sizes[CALIB_MAX_SIZES];	/* ascending */
 	unsigned nsizes;
 	int quiet;

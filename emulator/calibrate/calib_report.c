@@ -24,6 +24,10 @@ void calib_report_table(FILE *out, const struct calib_opts *opts,
 	fprintf(out, "%s: provider %s, ep %s, %u samples per point, burst %u\n",
 		CALIB_NAME, provider, opts->ep_type, opts->iterations,
 		opts->burst);
+	if (opts->spin_send_ns || opts->spin_recv_ns)
+		fprintf(out, "control: the ping-pong spins %llu ns before each send, %llu ns after each receive\n",
+			(unsigned long long)opts->spin_send_ns,
+			(unsigned long long)opts->spin_recv_ns);
 	fprintf(out, "%-10s %12s %12s\n", "parameter", "median_us", "p99_us");
 	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
 		fprintf(out, "%-10s %12.3f %12.3f\n", rows[i].name,
@@ -108,7 +112,10 @@ int calib_report_json(const char *path, const struct calib_opts *opts,
 	calib_json_string(f, provider);
 	fputs(",\"ep_type\":", f);
 	calib_json_string(f, opts->ep_type);
-	fprintf(f, ",\"iterations\":%u,\"sizes\":[", opts->iterations);
+	fprintf(f, ",\"iterations\":%u,\"control\":{\"spin_send_ns\":%llu,"
+		"\"spin_recv_ns\":%llu},\"sizes\":[", opts->iterations,
+		(unsigned long long)opts->spin_send_ns,
+		(unsigned long long)opts->spin_recv_ns);
 	for (i = 0; i < opts->nsizes; i++)
 		fprintf(f, "%s%zu", i ? "," : "", opts->sizes[i]);
 	fputs("],\"results\":{", f);

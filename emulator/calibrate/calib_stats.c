@@ -13,35 +13,41 @@ static int calib_double_cmp(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-int calib_percentile(const double *v, size_t n, double p, double *out)
+/* The p-th percentile of the n sorted samples s. */
+static double calib_sorted_percentile(const double *s, size_t n, double p)
 {
-	double *s, rank, frac;
-	size_t lo;
+	double rank = p / 100.0 * (double)(n - 1), frac;
+	size_t lo = (size_t)rank;
 
-	if (!n || !(p >= 0.0 && p <= 100.0))
+	frac = rank - (double)lo;
+	return lo + 1 < n ? s[lo] + frac * (s[lo + 1] - s[lo]) : s[lo];
+}
+
+int calib_percentiles(const double *v, size_t n, const double *p, double *out,
+		      size_t k)
+{
+	double *s;
+	size_t i;
+
+	if (!n)
 		return -EINVAL;
+	for (i = 0; i < k; i++)
+		if (!(p[i] >= 0.0 && p[i] <= 100.0))
+			return -EINVAL;
 	s = malloc(n * sizeof(*s));
 	if (!s)
 		return -ENOMEM;
 	memcpy(s, v, n * sizeof(*s));
 	qsort(s, n, sizeof(*s), calib_double_cmp);
-
-	rank = p / 100.0 * (double)(n - 1);
-	lo = (size_t)rank;
-	frac = rank - (double)lo;
-	*out = lo + 1 < n ? s[lo] + frac * (s[lo + 1] - s[lo]) : s[lo];
+	for (i = 0; i < k; i++)
+		out[i] = calib_sorted_percentile(s, n, p[i]);
 	free(s);
 	return 0;
 }
 
-int calib_summary(const double *v, size_t n, double *median, double *p99)
+int calib_percentile(const double *v, size_t n, double p, double *out)
 {
-	int ret;
-
-	ret = calib_percentile(v, n, 50.0, median);
-	if (ret)
-		return ret;
-	return calib_percentile(v, n, 99.0, p99);
+	return calib_percentiles(v, n, &p, out, 1);
 }
 
 int calib_linfit(const double *x, const double *y, size_t n,

@@ -20,8 +20,9 @@
  */
 int calib_percentile(const double *v, size_t n, double p, double *out);
 
-/* Median and 99th percentile together, with the errors of the above. */
-int calib_summary(const double *v, size_t n, double *median, double *p99);
+/* The k percentiles p[] into out[] with one sort, with the errors of the above. */
+int calib_percentiles(const double *v, size_t n, const double *p, double *out,
+		      size_t k);
 
 /*
  * Ordinary least squares y = a + b x over n points.  Stores the slope,

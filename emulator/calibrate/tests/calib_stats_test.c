@@ -26,7 +26,8 @@ static void test_percentile(void)
 {
 	const double odd[] = { 5, 1, 3 };
 	const double even[] = { 4, 1, 3, 2 };
-	double hundred[100], m, p;
+	double hundred[100], m, qs[3];
+	const double ps[] = { 50, 99, 10 }, bad[] = { 50, 101 };
 	int i;
 
 	CHECK(!calib_percentile(odd, 3, 50, &m) && near(m, 3));
@@ -39,8 +40,9 @@ static void test_percentile(void)
 
 	for (i = 0; i < 100; i++)
 		hundred[i] = 99 - i;
-	CHECK(!calib_summary(hundred, 100, &m, &p));
-	CHECK(near(m, 49.5) && near(p, 98.01));
+	CHECK(!calib_percentiles(hundred, 100, ps, qs, 3));
+	CHECK(near(qs[0], 49.5) && near(qs[1], 98.01) && near(qs[2], 9.9));
+	CHECK(calib_percentiles(hundred, 100, bad, qs, 2) == -EINVAL);
 
 	CHECK(calib_percentile(odd, 0, 50, &m) == -EINVAL);
 	CHECK(calib_percentile(odd, 3, -1, &m) == -EINVAL);
