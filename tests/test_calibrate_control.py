@@ -47,6 +47,7 @@ def test_control_spins_are_in_the_round_trip_and_not_in_the_bursts(tmp_path: Pat
     assert doc["per_size"]["half_rtt_us"][0] < (SEND_NS + RECV_NS) / 1000
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("value", ["-5", "2000000000", "1us"])
 def test_bad_control_values_are_refused(value: str) -> None:
     res = run([str(CALIBRATE), "-S", value], base_env(), timeout=30)
