@@ -29,8 +29,9 @@ FINE_GRAINED = ("radix", "em3dwrite")  # many small one-way messages
 BULK = ("radb", "nowsort")
 # The study saw Radb and NOW-sort unaffected down to about this bandwidth (MB/s).
 BULK_KNEE_MBPS = 15.0
-# A swept bandwidth comes back from the shim's per-byte time a few ppm off (15 MB/s as
-# 14.999999925): points this close to the knee count as at it.
+# Results stored before bandwidths were rounded to the precision of the shim's per-byte
+# time hold them a few ppm off (15 MB/s as 14.999999925): points this close to the knee
+# count as at it.
 KNEE_REL = 1e-6
 INSENSITIVE = 1.25  # a slowdown below this counts as "largely unaffected"
 ACCURATE_R2 = 0.9

@@ -348,10 +348,16 @@ def parse_knob(knob: Knob | str, text: str) -> int:
 
 
 def in_report_unit(knob: Knob | str, raw: int) -> float:
-    """A parsed value in the report's unit of its family (µs, ns/B, MB/s)."""
+    """A parsed value in the report's unit of its family (µs, ns/B, MB/s).
+
+    An inverse knob (bandwidth) is kept as whole fs/B, exact to one part in raw, so its
+    value is given to the digits that carries, one fewer than raw has: 15 MB/s
+    (66666667 fs/B) reads back as 15, not 14.999999925."""
     family = Knob.lookup(knob).family
     scale = family.units[family.report_unit]
-    return FS_PER_S / scale / raw if family.inverse else raw / scale
+    if not family.inverse:
+        return raw / scale
+    return float(f"{FS_PER_S / scale / raw:.{max(1, len(str(raw)) - 1)}g}")
 
 
 def _params_active(self: Any) -> bool:

@@ -97,3 +97,10 @@ def test_range_in_a_file_expands() -> None:
 )  # fmt: skip
 def test_report_units(knob: str, text: str, value: float) -> None:
     assert report_value(knob, text) == pytest.approx(value, rel=1e-9)
+
+
+@pytest.mark.parametrize(("text", "value"), [("15MB/s", 15.0), ("38MB/s", 38.0), ("3MB/s", 3.0),
+                                             ("100GB/s", 1e5), ("12.5MB/s", 12.5)])  # fmt: skip
+def test_bandwidth_reads_back_as_given(text: str, value: float) -> None:
+    """Not a few ppm off from the round trip through the shim's whole fs/B."""
+    assert report_value("bandwidth", text) == value
