@@ -85,7 +85,8 @@ static int calib_client_run(struct calib_fabric *f, struct calib_oob *o,
 			ret = calib_fabric_send(f, p.size, i ? NULL : &call);
 			if (ret)
 				goto out;
-			call += i ? 0 : spun;
+			if (!i)
+				call += spun;
 		}
 		ret = calib_fabric_wait_recv(f, NULL);
 		if (ret)

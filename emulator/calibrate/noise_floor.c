@@ -24,13 +24,14 @@ uint64_t noise_stalled_ns(const uint64_t *stall_ns, size_t n)
  * f(y) = sum max(0, s - y) falls as y grows, piecewise linear: between the
  * k-th and (k+1)-th longest stalls only the k longest count, f(y) = S_k -
  * k y with S_k their sum.  Walk k up until the y that gives the target
- * lies in that piece.
+ * lies in that piece; stalls that sum to no more than the target leave y
+ * at or below 0 to the last piece, and the floor at 0.
  */
 uint64_t noise_floor_ns(uint64_t *stall_ns, size_t n, uint64_t span_ns, double q)
 {
 	double target = (1.0 - q) * (double) span_ns, sum = 0, y;
 
-	if (!n || noise_stalled_ns(stall_ns, n) <= target)
+	if (!n)
 		return 0;
 	qsort(stall_ns, n, sizeof(*stall_ns), noise_longest_first);
 	for (size_t k = 1; k <= n; k++) {
