@@ -377,6 +377,35 @@ def json_line(stdout: str) -> dict[str, object]:
     raise AssertionError(f"no JSON line in output:\n{stdout}")
 
 
+def cpu_ns(pid: int) -> int:
+    """Time every thread of pid has spent on a CPU, in ns (/proc/PID/task/*/schedstat)."""
+    total = 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            total += int((task / "schedstat").read_text().split()[0])
+        except (OSError, IndexError, ValueError):
+            pass  # a thread that ended meanwhile
+    return total
+
+
+# A service that finds a request after a quiet while may take this much longer than
+# back to back: the host's own cost of waking idle threads and cold caches (about
+# 60 us per hop on the 2-core Firecracker VM of docs/benchmarks.md, four hops in a
+# store read), never a sleep of the service's own, which cost up to 1 ms per hop.
+IDLE_EXTRA_US = 500.0
+# An idle service's share of one CPU at most (it blocks on its fabric's wait object).
+IDLE_CPU_SHARE = 0.01
+
+
+def idle_cpu_share(pids: Sequence[int], seconds: float = 1.0) -> float:
+    """The largest share of a CPU any of pids used over a quiet while."""
+    before = [cpu_ns(p) for p in pids]
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        time.sleep(end - time.monotonic())  # the quiet itself is what is measured
+    return max(cpu_ns(p) - b for p, b in zip(pids, before, strict=True)) / (seconds * 1e9)
+
+
 @pytest.fixture
 def env_plain() -> Iterator[dict[str, str]]:
     yield base_env()

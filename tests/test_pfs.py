@@ -10,6 +10,8 @@
   server, bad layouts, a full target; bad requests are refused and counted
   while the server goes on.
 - Under ΔL = 100 µs a 4 KiB read takes 2·ΔL longer (less 5 µs of jitter).
+- A read after 100 ms of quiet is about as fast as one back to back (at ΔL 0 and
+  100 µs), and idle servers use under 1 % of a CPU.
 - The command line: namespace operations, counters, a restart of every
   server that keeps the namespace and the data.
 - The FUSE mount, in page-cache and direct-I/O modes: the same random
@@ -34,7 +36,18 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import pytest
-from conftest import BUILD, NONZERO_KNOBS, ZERO_KNOBS, ShimEnv, base_env, json_line, run
+from conftest import (
+    BUILD,
+    IDLE_CPU_SHARE,
+    IDLE_EXTRA_US,
+    NONZERO_KNOBS,
+    ZERO_KNOBS,
+    ShimEnv,
+    base_env,
+    idle_cpu_share,
+    json_line,
+    run,
+)
 
 from loggp.results.reader import read_points
 from loggp.results.store import MEASURED, STORE_FILE
@@ -389,6 +402,30 @@ def test_latency_adds_to_a_4k_read(tmp_path: Path, shim) -> None:
     # 2·ΔL plus the shim's own cost, which can be nil: the two minima are
     # allowed 5 µs of clock and scheduling jitter between them.
     assert min(slow) - min(base) >= 2 * 100.0 - 5.0, (base, slow)
+
+
+def readlat_median(inst: Instance, env: Mapping[str, str], *args: str) -> float:
+    proc = check(inst, "readlat", *args, env=env)
+    res = json_line(proc.stdout)
+    assert proc.returncode == 0 and res["ok"], proc.stdout + proc.stderr
+    return float(res["median_us"])
+
+
+@pytest.mark.parametrize("latency", ["0us", "100us"])
+def test_an_idle_store_answers_as_fast_as_a_busy_one(tmp_path: Path, shim, latency: str) -> None:
+    """A read after 100 ms of quiet (client and servers idle) takes about as long as one
+    back to back, beneath the shim too, and idle servers use next to no CPU: they block
+    on their fabric's wait object rather than sleep between polls."""
+    shimmed = shim(latency=latency)
+    inst = Instance(tmp_path, 3, shimmed.env)
+    try:
+        busy = readlat_median(inst, shimmed.env, "-n", "100")
+        idle = readlat_median(inst, shimmed.env, "-n", "15", "-q", "100")
+        assert idle - busy < IDLE_EXTRA_US, (busy, idle)
+        share = idle_cpu_share([p.pid for p in inst.procs.values()])
+        assert share < IDLE_CPU_SHARE, share
+    finally:
+        inst.kill_all()
 
 
 def test_cli_namespace_counters_and_restart(instance: Instance, tmp_path: Path) -> None:

@@ -6,13 +6,10 @@
  */
 #include "runtime.hpp"
 
-#include <sched.h>
 
-#include <thread>
 
 #include "common/error.hpp"
 #include "common/mpi_peers.hpp"
-#include "common/pace.hpp"
 
 namespace comb {
 
@@ -54,7 +51,6 @@ Runtime::Runtime(MPI_Comm comm, const RuntimeConfig &cfg)
 		if (barrier_waiter_)
 			sched_.wake(std::exchange(barrier_waiter_, nullptr));
 	});
-	last_work_ = std::chrono::steady_clock::now();
 }
 
 Runtime::~Runtime() = default;
@@ -240,16 +236,9 @@ void Runtime::round(size_t ready)
 					     throw svc::Error(EIO, "combining: peer " +
 								   std::to_string(peer) + ": " + what);
 				     });
-	auto now = std::chrono::steady_clock::now();
-	if (n || ready || sched_.ready()) {
-		last_work_ = now;
-		return;
-	}
-	auto d = svc::pace_sleep(now - last_work_);
-	if (d == d.zero())
-		sched_yield();
-	else
-		std::this_thread::sleep_for(d);
+	/* Nothing ran and nothing came: only a message can make work. */
+	if (!n && !ready && !sched_.ready())
+		fabric_->wait(std::chrono::steady_clock::now() + svc::Fabric::kTimerCheck);
 }
 
 void Runtime::drain()

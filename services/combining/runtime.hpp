@@ -16,8 +16,9 @@
  * Records to one destination are packed into one libfabric message until it
  * holds agg_bytes, or the scheduler's round ends (every ready worker ran);
  * with aggregation off every record is its own message.  Between rounds the
- * runtime polls the fabric; with no worker ready it gives the CPU back
- * (svc::pace_sleep), as ranks share cores.
+ * runtime polls the fabric; with no worker ready it blocks on the fabric's
+ * wait object until a message comes (svc::Fabric::wait), so ranks that
+ * share cores give the CPU back without delaying what arrives.
  *
  * Addresses are exchanged with MPI (common/mpi_peers.hpp); MPI carries
  * nothing else, so FI_HOOK=loggp sees every message of the structures.
@@ -139,7 +140,6 @@ private:
 	int64_t barrier_sum_ = 0;		/* of the last release */
 	Scheduler::Task *barrier_waiter_ = nullptr;
 	bool root_done_ = false;
-	std::chrono::steady_clock::time_point last_work_;
 	RuntimeStats stats_;
 };
 

@@ -7,6 +7,11 @@
 #include <cstring>
 #include <random>
 
+#include <poll.h>
+#include <sched.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
 #include <rdma/fi_cm.h>
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
@@ -74,14 +79,7 @@ Fabric::Fabric(const std::string &provider, uint32_t self, std::chrono::millisec
 			fail("fi_fabric", ret);
 		if ((ret = fi_domain(fabric_, info_, &domain_, nullptr)))
 			fail("fi_domain", ret);
-		struct fi_cq_attr cq_attr = {};
-		cq_attr.format = FI_CQ_FORMAT_TAGGED;
-		cq_attr.size = 4096;
-		/* Polled: the blocking reads of shm and tcp;ofi_rxm (1.17) did
-		 * not wake reliably on arrivals; the caller paces its polls. */
-		cq_attr.wait_obj = FI_WAIT_NONE;
-		if ((ret = fi_cq_open(domain_, &cq_attr, &cq_, nullptr)))
-			fail("fi_cq_open", ret);
+		open_cq();
 		struct fi_av_attr av_attr = {};
 		av_attr.type = FI_AV_TABLE;
 		if ((ret = fi_av_open(domain_, &av_attr, &av_, nullptr)))
@@ -112,6 +110,31 @@ Fabric::~Fabric()
 	close();
 }
 
+void Fabric::open_cq()
+{
+	wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (wake_fd_ < 0)
+		throw Error(errno, std::string("eventfd for the service's wake-ups: ") +
+					   std::strerror(errno));
+	struct fi_cq_attr cq_attr = {};
+	cq_attr.format = FI_CQ_FORMAT_TAGGED;
+	cq_attr.size = 4096;
+	/* A wait fd to block on; a provider that has none is polled. */
+	cq_attr.wait_obj = FI_WAIT_FD;
+	int ret = fi_cq_open(domain_, &cq_attr, &cq_, nullptr);
+	if (ret == 0 && fi_control(&cq_->fid, FI_GETWAIT, &wait_fd_) != 0) {
+		fi_close(&cq_->fid);
+		cq_ = nullptr;
+		wait_fd_ = -1;
+		ret = -FI_ENOSYS;
+	}
+	if (ret) {
+		cq_attr.wait_obj = FI_WAIT_NONE;
+		if ((ret = fi_cq_open(domain_, &cq_attr, &cq_, nullptr)))
+			fail("fi_cq_open", ret);
+	}
+}
+
 void Fabric::close() noexcept
 {
 	if (ep_)
@@ -126,6 +149,10 @@ void Fabric::close() noexcept
 		fi_close(&fabric_->fid);
 	if (info_)
 		fi_freeinfo(info_);
+	if (wake_fd_ >= 0)
+		::close(wake_fd_);
+	wake_fd_ = -1;
+	wait_fd_ = -1;
 	ep_ = nullptr;
 	av_ = nullptr;
 	cq_ = nullptr;
@@ -396,6 +423,39 @@ void Fabric::complete_error(const MsgFn &on_msg, const ErrFn &on_err)
 	post_recv(std::move(op));
 	on_err(UINT32_MAX, "receive failed: " + what);
 	(void)on_msg;
+}
+
+void Fabric::wake()
+{
+	uint64_t one = 1;
+	/* EAGAIN means the counter is full: a wake-up is pending anyway. */
+	ssize_t n = ::write(wake_fd_, &one, sizeof one);
+	(void)n;
+}
+
+void Fabric::wait(std::chrono::steady_clock::time_point until)
+{
+	/* Sends the provider refused need our next attempt, not an event. */
+	if (wait_fd_ < 0 || queued_count_ || !recv_retry_.empty()) {
+		sched_yield();
+		return;
+	}
+	/* fi_trywait drives the provider's own progress and says whether its
+	 * wait fd will signal what comes next; -FI_EAGAIN: read the CQ first. */
+	struct fid *fids[1] = {&cq_->fid};
+	if (fi_trywait(fabric_, fids, 1) != FI_SUCCESS)
+		return;
+	auto left = until - std::chrono::steady_clock::now();
+	int ms = 0;
+	if (left > left.zero())
+		ms = static_cast<int>(std::min<int64_t>(
+			std::chrono::ceil<std::chrono::milliseconds>(left).count(), 1 << 30));
+	struct pollfd pfd[2] = {{wait_fd_, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
+	if (::poll(pfd, 2, ms) > 0 && (pfd[1].revents & POLLIN)) {
+		uint64_t n;
+		ssize_t r = ::read(wake_fd_, &n, sizeof n);
+		(void)r;
+	}
 }
 
 size_t Fabric::progress(const MsgFn &on_msg, const ErrFn &on_err)

@@ -18,9 +18,17 @@
  * senders apart: it must be unique among the senders a receiver hears
  * (a rank, or an id a server handed out).
  *
+ * Waiting: a thread with nothing to do calls wait(), which blocks on the
+ * CQ's own wait object (FI_WAIT_FD, after fi_trywait) and an eventfd that
+ * wake() signals, so a message or local work is looked at the moment it
+ * comes.  It never sleeps on a timer: a timed sleep would delay whatever
+ * arrives meanwhile by an amount no knob asked for, and the delay would
+ * change with the knobs.  A provider whose CQ has no wait fd is polled with
+ * sched_yield() instead (uses_wait_fd() says which).
+ *
  * Threading: one thread (the broker's, the server's, the client's progress
- * thread) calls everything; progress() never blocks, the caller paces its
- * polls (pace.hpp).
+ * thread) calls everything except wake(), which any thread may call;
+ * progress() never blocks.
  * Errors: the constructor, set_peers() and add_peer() throw svc::Error
  * naming the libfabric call and fi_strerror(); send errors found at
  * completion are handed to the error callback with the peer's number.
@@ -53,6 +61,10 @@ struct FabricStats {
 class Fabric {
 public:
 	static constexpr size_t kCtrlMax = 16 * 1024;
+	/* The longest an idle service loop blocks before it looks at its own
+	 * deadlines (calls that timed out, pieces past their ttl); messages
+	 * and wake() end the wait at once whatever this is. */
+	static constexpr std::chrono::milliseconds kTimerCheck{50};
 
 	/* Opens provider ("tcp;ofi_rxm", "shm", ...) with the given self id; a
 	 * message whose pieces have not all come within ttl is dropped (and
@@ -89,6 +101,18 @@ public:
 	using MsgFn = std::function<void(std::string &&)>;
 	using ErrFn = std::function<void(uint32_t peer, const std::string &what)>;
 	size_t progress(const MsgFn &on_msg, const ErrFn &on_err);
+	/*
+	 * Blocks until a completion may be waiting, wake() was called, or
+	 * `until` passed, whichever is first; returns at once (after a
+	 * sched_yield) while sends wait for room at the provider, or when the
+	 * provider has no wait fd.  Call it after progress() found nothing to
+	 * do; a wake-up without work is harmless.
+	 */
+	void wait(std::chrono::steady_clock::time_point until);
+	/* Ends a wait() in progress, or the next one; any thread, any time. */
+	void wake();
+	/* Whether wait() blocks on the provider's wait fd (else it yields). */
+	bool uses_wait_fd() const { return wait_fd_ >= 0; }
 	/* Sends not yet completed (queued or in flight). */
 	size_t sends_pending() const { return queued_count_ + sends_inflight_; }
 	const FabricStats &stats() const { return stats_; }
@@ -105,6 +129,7 @@ private:
 	void complete_error(const MsgFn &on_msg, const ErrFn &on_err);
 	size_t reap(struct fi_cq_tagged_entry *e, ssize_t n, const MsgFn &on_msg);
 	void close() noexcept;
+	void open_cq();
 
 	std::string provider_;
 	uint32_t self_;
@@ -114,6 +139,8 @@ private:
 	struct fid_cq *cq_ = nullptr;
 	struct fid_av *av_ = nullptr;
 	struct fid_ep *ep_ = nullptr;
+	int wait_fd_ = -1;	/* the CQ's FI_GETWAIT fd; -1: polled */
+	int wake_fd_ = -1;	/* eventfd for wake() */
 	std::vector<fi_addr_t> peers_;
 	std::unordered_map<Op *, std::unique_ptr<Op>> inflight_;
 	std::map<uint32_t, std::deque<std::unique_ptr<Op>>> queued_;	/* by peer */

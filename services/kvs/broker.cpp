@@ -8,10 +8,8 @@
 #include <cerrno>
 #include <algorithm>
 #include <cstdio>
-#include <sched.h>
 
 #include "common/calls.hpp"
-#include "common/pace.hpp"
 #include "error.hpp"
 
 namespace kvs {
@@ -67,7 +65,7 @@ void Broker::stop()
 		std::lock_guard lk(mu_);
 		stopping_ = true;
 	}
-	cv_.notify_one();
+	fabric_.wake();
 	thread_.join();
 	running_ = false;
 }
@@ -82,22 +80,19 @@ void Broker::run()
 	auto msg_fn = [this](std::string &&b) { on_msg(std::move(b)); };
 	auto err_fn = [this](uint32_t p, const std::string &w) { on_fabric_error(p, w); };
 	try {
-		auto active = Clock::now();
 		while (!stopping_) {
 			bool busy = fabric_.progress(msg_fn, err_fn) > 0;
 			busy |= take_requests();
 			check_timers();
-			auto now = Clock::now();
-			if (busy || fabric_.sends_pending())
-				active = now;
-			else
-				pace(now - active);
+			/* A client request ends the wait at once (fabric_.wake()). */
+			if (!busy)
+				fabric_.wait(Clock::now() + svc::Fabric::kTimerCheck);
 		}
 		/* Flush what is in flight so peers get their last answers. */
 		auto until = Clock::now() + cfg_.timeout;
 		while (fabric_.sends_pending() && Clock::now() < until) {
 			fabric_.progress(msg_fn, err_fn);
-			sched_yield();
+			fabric_.wait(until);
 		}
 	} catch (const std::exception &e) {
 		std::fprintf(stderr, "kvs broker %u: %s\n", rank_, e.what());
@@ -127,18 +122,6 @@ void Broker::run()
 	version_waiters_.clear();
 }
 
-void Broker::pace(Clock::duration idle)
-{
-	/* A client request ends the sleep at once (cv_). */
-	auto sleep = svc::pace_sleep(idle);
-	if (sleep == Clock::duration::zero()) {
-		sched_yield();
-		return;
-	}
-	std::unique_lock lk(mu_);
-	cv_.wait_for(lk, sleep, [this] { return !incoming_.empty() || stopping_; });
-}
-
 Reply Broker::call(ReqPtr req)
 {
 	req->deadline = Clock::now() + cfg_.timeout;
@@ -151,7 +134,7 @@ Reply Broker::call(ReqPtr req)
 						       (thread_error_.empty() ? "" : ": " + thread_error_));
 		incoming_.push_back(req);
 	}
-	cv_.notify_one();
+	fabric_.wake();
 	if (fut.wait_for(cfg_.timeout + svc::kCallerGrace) != std::future_status::ready)
 		throw Error(ETIMEDOUT, "kvs broker " + std::to_string(rank_) +
 					       " did not answer within " +

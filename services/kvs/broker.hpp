@@ -31,7 +31,6 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <future>
@@ -170,7 +169,6 @@ private:
 	void handle(ReqPtr req);
 	void check_timers();
 	void cache_tick();
-	void pace(Clock::duration idle);
 	void finish(const ReqPtr &req, Reply r);
 	void fail(const ReqPtr &req, int errnum, const std::string &what);
 	void send(uint32_t peer, const Msg &m);
@@ -209,8 +207,8 @@ private:
 	std::vector<ReqPtr> version_waiters_;
 	BrokerStats stats_;
 
-	std::mutex mu_;			/* guards incoming_, stopping_'s changes */
-	std::condition_variable cv_;	/* a request arrived, or stop */
+	std::mutex mu_;			/* guards incoming_, stopping_'s changes;
+				   each change then wakes fabric_ */
 	std::deque<ReqPtr> incoming_;
 	std::atomic<bool> stopping_{false};
 	std::atomic<bool> running_{false};	/* between start() and stop() */

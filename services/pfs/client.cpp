@@ -7,10 +7,8 @@
 #include <cerrno>
 #include <cstdio>
 #include <future>
-#include <sched.h>
 
 #include "common/options.hpp"
-#include "common/pace.hpp"
 #include "error.hpp"
 #include "instance.hpp"
 
@@ -45,7 +43,7 @@ Client::Client(const ClientConfig &cfg)
 		}
 	} catch (...) {
 		stopping_ = true;
-		cv_.notify_one();
+		fabric_.wake();
 		thread_.join();
 		throw;
 	}
@@ -54,7 +52,7 @@ Client::Client(const ClientConfig &cfg)
 Client::~Client()
 {
 	stopping_ = true;
-	cv_.notify_one();
+	fabric_.wake();
 	if (thread_.joinable())
 		thread_.join();
 }
@@ -91,7 +89,7 @@ void Client::submit(uint32_t server, Request q, std::function<void(Reply &&)> do
 		std::lock_guard lk(mu_);
 		incoming_.push_back(std::move(rpc));
 	}
-	cv_.notify_one();
+	fabric_.wake();
 }
 
 Reply Client::call(uint32_t server, Request q)
@@ -114,7 +112,6 @@ void Client::run()
 {
 	auto msg_fn = [this](std::string &&f) { on_msg(std::move(f)); };
 	auto err_fn = [this](uint32_t p, const std::string &w) { on_fabric_error(p, w); };
-	auto active = Clock::now();
 	while (!stopping_) {
 		bool busy = fabric_.progress(msg_fn, err_fn) > 0;
 		{
@@ -138,23 +135,15 @@ void Client::run()
 			}
 			dispatch(s);
 		}
-		/* As the KVS broker: a reply awaited is no work of ours, so a
-		 * long wait (a silent server) sleeps rather than spins. */
-		if (busy || fabric_.sends_pending())
-			active = now;
-		auto sleep = svc::pace_sleep(now - active);
-		if (sleep == Clock::duration::zero()) {
-			sched_yield();
-			continue;
-		}
-		std::unique_lock lk(mu_);
-		cv_.wait_for(lk, sleep, [this] { return !incoming_.empty() || stopping_; });
+		/* A submitted request ends the wait at once (fabric_.wake()). */
+		if (!busy)
+			fabric_.wait(now + svc::Fabric::kTimerCheck);
 	}
 	/* Flush what is in flight (bounded), then fail what is left. */
 	auto until = Clock::now() + cfg_.timeout;
 	while (fabric_.sends_pending() && Clock::now() < until) {
 		fabric_.progress(msg_fn, err_fn);
-		sched_yield();
+		fabric_.wait(until);
 	}
 	take_incoming();
 	calls_.fail_all(ESHUTDOWN, "pfs client closed");

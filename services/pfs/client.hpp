@@ -26,7 +26,6 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -158,7 +157,6 @@ private:
 	svc::Calls calls_;
 
 	std::mutex mu_;			/* guards incoming_ */
-	std::condition_variable cv_;
 	std::deque<Rpc> incoming_;
 	std::atomic<bool> stopping_{false};
 	std::thread thread_;

@@ -6,12 +6,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
-#include <sched.h>
-#include <thread>
 
 #include <nlohmann/json.hpp>
 
-#include "common/pace.hpp"
 #include "error.hpp"
 
 namespace pfs {
@@ -53,7 +50,6 @@ void Server::run(const std::atomic<bool> &stop)
 			     peer == UINT32_MAX ? "" : ("peer " + std::to_string(peer) + ": ").c_str(),
 			     what.c_str());
 	};
-	auto active = Clock::now();
 	while (!stop) {
 		bool busy = fabric_.progress(msg_fn, err_fn) > 0;
 		if (http_)
@@ -66,22 +62,16 @@ void Server::run(const std::atomic<bool> &stop)
 			serve(frame);
 			busy = true;
 		}
-		auto now = Clock::now();
-		if (busy || fabric_.sends_pending()) {
-			active = now;
-			continue;
-		}
-		auto sleep = svc::pace_sleep(now - active);
-		if (sleep == Clock::duration::zero())
-			sched_yield();
-		else
-			std::this_thread::sleep_for(sleep);
+		/* The stop flag is set from a signal handler: the wait's
+		 * timeout bounds how long it goes unseen. */
+		if (!busy)
+			fabric_.wait(Clock::now() + svc::Fabric::kTimerCheck);
 	}
 	/* Last answers out, bounded. */
 	auto until = Clock::now() + cfg_.ttl;
 	while (fabric_.sends_pending() && Clock::now() < until) {
 		fabric_.progress(msg_fn, err_fn);
-		sched_yield();
+		fabric_.wait(until);
 	}
 }
 

@@ -12,7 +12,8 @@
  *
  * One thread polls the endpoint, queues the requests that arrived and
  * serves them in arrival order, synchronously (the local file system is the
- * device), then paces its polls (common/pace.hpp).  A request that does not
+ * device), then blocks on the endpoint's wait object until the next
+ * message (svc::Fabric::wait).  A request that does not
  * decode, names an unknown op, comes from a client that never said HELLO,
  * or asks server 1.. for metadata is refused and counted; the server goes
  * on.  Counters: stats(), and with a metrics endpoint (cfg.metrics_host) the

@@ -15,8 +15,11 @@
  *       "error ERRNO MESSAGE", exit 1.
  *   pfs_check verify -i DIR -b BYTES [-t MS]
  *       reads /durable and checks its first BYTES bytes.
- *   pfs_check readlat -i DIR [-n READS] [-t MS]
- *       the minimum and median time of a 4 KiB pread through the library.
+ *   pfs_check readlat -i DIR [-n READS] [-q MS] [-t MS]
+ *       the minimum and median time of a 4 KiB pread through the library;
+ *       with -q, each read after MS milliseconds of quiet (the client and
+ *       the servers idle), to show that an idle service answers as fast as
+ *       a busy one.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -35,7 +38,7 @@
 
 static const char *instance;
 static struct pfs_opts opts;
-static unsigned nclients = 3, nops = 400, maxlen = 200000, seed = 1;
+static unsigned nclients = 3, nops = 400, maxlen = 200000, seed = 1, quiet_ms;
 static uint64_t stripe = 16384, bytes_acked;
 static int stripe_count = -1;
 
@@ -315,15 +318,19 @@ static int readlat(void)
 	if ((ret = pfs_pwrite(f, buf, sizeof buf, 0)) != (long)sizeof buf)
 		return die("readlat", "pwrite", ret);
 	double *t = malloc(sizeof *t * nops);
+	struct timespec quiet = { quiet_ms / 1000, (long)(quiet_ms % 1000) * 1000000 };
 	for (unsigned i = 0; i < nops; i++) {
+		/* The quiet is the program's own think time, outside the timing. */
+		if (quiet_ms)
+			nanosleep(&quiet, NULL);
 		double t0 = now_us();
 		if ((ret = pfs_pread(f, buf, sizeof buf, 0)) != (long)sizeof buf)
 			return die("readlat", "pread", ret);
 		t[i] = now_us() - t0;
 	}
 	qsort(t, nops, sizeof *t, cmp_double);
-	printf("{\"pfs_check\": \"readlat\", \"ok\": true, \"reads\": %u, \"min_us\": %.1f, "
-	       "\"median_us\": %.1f}\n", nops, t[0], t[nops / 2]);
+	printf("{\"pfs_check\": \"readlat\", \"ok\": true, \"reads\": %u, \"quiet_ms\": %u, "
+	       "\"min_us\": %.1f, \"median_us\": %.1f}\n", nops, quiet_ms, t[0], t[nops / 2]);
 	free(t);
 	pfs_close(f);
 	pfs_disconnect(p);
@@ -333,7 +340,7 @@ static int readlat(void)
 static int usage(void)
 {
 	fputs("usage: pfs_check fsx|writer|verify|readlat -i DIR [-c CLIENTS] [-n OPS] "
-	      "[-s SEED] [-m MAXLEN] [-S STRIPE] [-C COUNT] [-b BYTES] [-t MS]\n", stderr);
+	      "[-s SEED] [-m MAXLEN] [-S STRIPE] [-C COUNT] [-b BYTES] [-q MS] [-t MS]\n", stderr);
 	return 2;
 }
 
@@ -344,7 +351,7 @@ int main(int argc, char **argv)
 	const char *mode = argv[1];
 	int c;
 	optind = 2;
-	while ((c = getopt(argc, argv, "i:c:n:s:m:S:C:b:t:")) != -1) {
+	while ((c = getopt(argc, argv, "i:c:n:s:m:S:C:b:q:t:")) != -1) {
 		switch (c) {
 		case 'i': instance = optarg; break;
 		case 'c': nclients = (unsigned)atoi(optarg); break;
@@ -354,6 +361,7 @@ int main(int argc, char **argv)
 		case 'S': stripe = strtoull(optarg, NULL, 10); break;
 		case 'C': stripe_count = atoi(optarg); break;
 		case 'b': bytes_acked = strtoull(optarg, NULL, 10); break;
+		case 'q': quiet_ms = (unsigned)atoi(optarg); break;
 		case 't': opts.timeout_ms = (unsigned)atoi(optarg); break;
 		default: return usage();
 		}

@@ -1,0 +1,137 @@
+// wait_test.cpp - Fabric::wait() blocks on the provider's wait object: an
+// idle endpoint sleeps in the kernel (few loop turns), a message or wake()
+// ends the wait at once, on every provider that offers a wait fd.
+#include "common/fabric.hpp"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <string>
+#include <thread>
+
+using svc::Fabric;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+constexpr auto kTtl = std::chrono::seconds(10);
+/* Far beyond any wake-up: a wait that lasts this long missed its event. */
+constexpr auto kLong = std::chrono::seconds(20);
+
+struct Loop {
+	Fabric &f;
+	std::atomic<bool> stop{false};
+	std::atomic<uint64_t> turns{0};
+	std::atomic<int> got{0};
+	std::atomic<int64_t> got_at_ns{0};
+
+	void run()
+	{
+		while (!stop) {
+			turns++;
+			size_t n = f.progress(
+				[&](std::string &&) {
+					got_at_ns = Clock::now().time_since_epoch().count();
+					got++;
+				},
+				[](uint32_t, const std::string &w) { ADD_FAILURE() << w; });
+			if (!n)
+				f.wait(Clock::now() + kLong);
+		}
+	}
+	void end()
+	{
+		stop = true;
+		f.wake();
+	}
+};
+
+class Wait : public ::testing::TestWithParam<const char *> {
+protected:
+	void SetUp() override { setenv("FI_TCP_IFACE", "lo", 1); }
+};
+
+/* Waits (yielding) until pred holds or the bound passes. */
+template <class P> bool until(P pred)
+{
+	auto end = Clock::now() + kLong;
+	while (!pred() && Clock::now() < end)
+		std::this_thread::yield();
+	return pred();
+}
+
+} // namespace
+
+TEST_P(Wait, WakeEndsAWaitAtOnce)
+{
+	Fabric f(GetParam(), 0, kTtl);
+	if (!f.uses_wait_fd())
+		GTEST_SKIP() << GetParam() << " offers no CQ wait fd (polled)";
+	auto t0 = Clock::now();
+	std::thread w([&] { f.wait(t0 + kLong); });
+	f.wake();
+	w.join();
+	EXPECT_LT(Clock::now() - t0, kLong / 4);
+	/* A wake-up before the wait is kept, not lost. */
+	f.wake();
+	t0 = Clock::now();
+	f.wait(t0 + kLong);
+	EXPECT_LT(Clock::now() - t0, kLong / 4);
+}
+
+TEST_P(Wait, TimeoutEndsAWait)
+{
+	Fabric f(GetParam(), 0, kTtl);
+	auto t0 = Clock::now();
+	f.wait(t0 + std::chrono::milliseconds(30));
+	if (f.uses_wait_fd()) {
+		EXPECT_GE(Clock::now() - t0, std::chrono::milliseconds(25));
+	}
+	EXPECT_LT(Clock::now() - t0, kLong / 4);
+}
+
+TEST_P(Wait, IdleEndpointSleepsAndAMessageWakesIt)
+{
+	Fabric a(GetParam(), 0, kTtl), b(GetParam(), 1, kTtl);
+	if (!b.uses_wait_fd())
+		GTEST_SKIP() << GetParam() << " offers no CQ wait fd (polled)";
+	uint32_t to_b = a.add_peer(b.address());
+	b.add_peer(a.address());
+	Loop la{a}, lb{b};
+	std::thread ta([&] { la.run(); }), tb([&] { lb.run(); });
+	/* The first message sets up the connection. */
+	a.send(to_b, "hello");
+	a.wake();
+	ASSERT_TRUE(until([&] { return lb.got == 1; })) << "first message never came";
+	/* Both idle: the receiver's loop turns only on events, so a quiet
+	 * while costs a handful of turns, not one per poll. */
+	uint64_t before = lb.turns;
+	auto quiet = Clock::now() + std::chrono::milliseconds(200);
+	while (Clock::now() < quiet)
+		std::this_thread::sleep_until(quiet);
+	uint64_t idle_turns = lb.turns - before;
+	EXPECT_LT(idle_turns, 20u) << "an idle endpoint polled instead of blocking";
+	/* A message to the sleeping receiver is taken well before the wait's
+	 * own end (kLong). */
+	auto sent = Clock::now();
+	a.send(to_b, "after quiet");
+	a.wake();
+	ASSERT_TRUE(until([&] { return lb.got == 2; })) << "message to an idle endpoint lost";
+	auto took = std::chrono::nanoseconds(lb.got_at_ns.load()) - sent.time_since_epoch();
+	EXPECT_LT(took, kLong / 4);
+	la.end();
+	lb.end();
+	ta.join();
+	tb.join();
+}
+
+INSTANTIATE_TEST_SUITE_P(Providers, Wait, ::testing::Values("tcp;ofi_rxm", "shm", "udp;ofi_rxd"),
+			 [](const auto &p) {
+				 std::string n = p.param;
+				 for (auto &c : n)
+					 if (!isalnum(static_cast<unsigned char>(c)))
+						 c = '_';
+				 return n;
+			 });
