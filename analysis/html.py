@@ -22,6 +22,7 @@ from analysis.findings import NOT_MEASURED, assess, judged_baseline
 from analysis.kap import assess_kap, kap_means
 from analysis.knobs import knob_info
 from analysis.model import FIT_RULE, Models
+from analysis.monotone import inversions
 from analysis.slowdown import STAT_METHOD, Analysis, CurvePoint, KnobSummary, Stat
 from analysis.store import Run
 from loggp.metrics.hostnoise import HostNoise
@@ -164,6 +165,8 @@ def _summary(page: Page) -> str:
         why = k.why_no_figure
         if why is not None:
             items.append(f'<span class="bad">Knob {e(k.knob)}: no figure</span> ({e(why)}).')
+    for inv in inversions(a):
+        items.append(f'<span class="bad">{e(inv.text())}</span>.')
     items.extend(_host_noise(page))
     if "msgs_check" in page.run.columns:
         checks = [p.msgs_check for p in pts if p.msgs_check is not None]
