@@ -435,8 +435,13 @@ void Fabric::wake()
 
 void Fabric::wait(std::chrono::steady_clock::time_point until)
 {
-	/* Sends the provider refused need our next attempt, not an event. */
-	if (wait_fd_ < 0 || queued_count_ || !recv_retry_.empty()) {
+	/* Sends the provider refused need our next attempt, not an event.
+	 * Sends in flight are polled until they complete: beneath the shim
+	 * a delayed send leaves when its release time comes, and the caller's
+	 * next call is what releases it on time.  The shim's progress thread
+	 * would too, but it runs only where a core is free, and a blocked
+	 * caller would make the release as late as the host is busy. */
+	if (wait_fd_ < 0 || queued_count_ || sends_inflight_ || !recv_retry_.empty()) {
 		sched_yield();
 		return;
 	}
@@ -451,7 +456,14 @@ void Fabric::wait(std::chrono::steady_clock::time_point until)
 		ms = static_cast<int>(std::min<int64_t>(
 			std::chrono::ceil<std::chrono::milliseconds>(left).count(), 1 << 30));
 	struct pollfd pfd[2] = {{wait_fd_, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
-	if (::poll(pfd, 2, ms) > 0 && (pfd[1].revents & POLLIN)) {
+	auto t0 = std::chrono::steady_clock::now();
+	int ready = ::poll(pfd, 2, ms);
+	stats_.waits++;
+	stats_.wait_ns += static_cast<uint64_t>(
+		std::chrono::duration_cast<std::chrono::nanoseconds>(
+			std::chrono::steady_clock::now() - t0)
+			.count());
+	if (ready > 0 && (pfd[1].revents & POLLIN)) {
 		uint64_t n;
 		ssize_t r = ::read(wake_fd_, &n, sizeof n);
 		(void)r;

@@ -56,6 +56,8 @@ struct FabricStats {
 	uint64_t msgs_recvd = 0;
 	uint64_t bytes_recvd = 0;
 	uint64_t send_errors = 0;
+	uint64_t waits = 0;		/* wait() calls that blocked on the wait fd */
+	uint64_t wait_ns = 0;		/* time blocked in them */
 };
 
 class Fabric {
@@ -104,7 +106,7 @@ public:
 	/*
 	 * Blocks until a completion may be waiting, wake() was called, or
 	 * `until` passed, whichever is first; returns at once (after a
-	 * sched_yield) while sends wait for room at the provider, or when the
+	 * sched_yield) while sends are queued or in flight, or when the
 	 * provider has no wait fd.  Call it after progress() found nothing to
 	 * do; a wake-up without work is harmless.
 	 */
