@@ -40,6 +40,8 @@ from conftest import (
     run,
 )
 
+from loggp.bench.kvs import commit_us
+
 pytestmark = pytest.mark.integration
 
 KVS = BUILD / "services" / "kvs"
@@ -369,30 +371,6 @@ def test_abandoned_fence_fails_and_leaves_nothing_behind(brokers: Brokers) -> No
     assert cli(brokers.sock(0), "get", "lone.b").returncode == 1
 
 
-def commit_median_us(sock: str, n: int, quiet: float, commit: bool = True) -> float:
-    """The median time of a put (and a commit) on one connection of a broker's socket, each
-    after `quiet` seconds without requests.  A put alone is buffered by the socket's own
-    thread: the same client, socket and thread wake-up without the brokers."""
-    value = base64.b64encode(b"v").decode()
-    took = []
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
-        s.settimeout(CLI_TIMEOUT)
-        s.connect(sock)
-        f = s.makefile("rw")
-        for i in range(n):
-            if quiet:
-                time.sleep(quiet)  # the client's own think time, outside the timing
-            t0 = time.perf_counter()
-            f.write(json.dumps({"op": "put", "key": f"idle.k{i}", "value": value}) + "\n")
-            if commit:
-                f.write(json.dumps({"op": "commit"}) + "\n")
-            f.flush()
-            replies = [json.loads(f.readline()) for _ in range(1 + commit)]
-            took.append((time.perf_counter() - t0) * 1e6)
-            assert all(r["ok"] for r in replies), replies
-    return sorted(took)[n // 2]
-
-
 def test_an_idle_kvs_answers_as_fast_as_a_busy_one(mpirun_bin: str, tmp_path: Path) -> None:
     """A commit from a leaf broker (to the root and back over the fabric) after 100 ms of
     quiet is about as fast as one back to back, once the host's own cost of waking an idle
@@ -402,9 +380,9 @@ def test_an_idle_kvs_answers_as_fast_as_a_busy_one(mpirun_bin: str, tmp_path: Pa
     b = Brokers(mpirun_bin, 3, tmp_path, "--timeout", "3")
     try:
         sock = b.sock(2)
-        host = commit_median_us(sock, 15, 0.1, False) - commit_median_us(sock, 60, 0.0, False)
-        busy = commit_median_us(sock, 60, 0.0)
-        idle = commit_median_us(sock, 15, 0.1)
+        host = commit_us(sock, 15, 0.1, False) - commit_us(sock, 60, 0.0, False)
+        busy = commit_us(sock, 60, 0.0)
+        idle = commit_us(sock, 15, 0.1)
         assert idle - busy - host < IDLE_EXTRA_US, (busy, idle, host)
         share = idle_cpu_share([b.pid(r) for r in range(b.np)])
         assert share < IDLE_CPU_SHARE, share

@@ -1,14 +1,17 @@
 """Flat-combining benchmark: global stack and queue throughput per mode and mix at 2 and 4
-processes, and TEPS per BFS variant, without added latency and at ΔL = 10 and 100 µs.
+processes without added latency and at ΔL = 10 and 100 µs, and TEPS per BFS variant and of
+CC at 2 processes at ΔL = 0, 1, 10 and 100 µs.
 
     loggp bench combining --build build
 
-Each configuration runs `repeats` times (default 1) under mpirun with MPI on its own
-transports, so loggp-combining's runtime is the only libfabric user (provider
-tcp;ofi_rxm); the median over the repeats is reported.  Writes
-docs/benchmarks-combining.json and replaces its own section of docs/benchmarks.md.  Run it
-on an otherwise idle machine: the uncombined modes serialise at the master, and every
-other process on the cores shows in them.
+Each configuration runs `repeats` times (default 1; the graph kernels at least 3) under
+mpirun with MPI on its own transports, so loggp-combining's runtime is the only libfabric
+user (provider tcp;ofi_rxm); the median over the repeats is reported, with the time the
+processes spent blocked on the fabric's wait object (idle_wait_s).  A graph kernel faster
+at a larger ΔL than at a smaller one is marked: the runtime's own waiting would be
+shaping its timing.  Writes docs/benchmarks-combining.json and replaces its own section of
+docs/benchmarks.md.  Run it on an otherwise idle machine: the uncombined modes serialise at
+the master, and every other process on the cores shows in them.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from loggp.bench.doc import machine, parser, publish
 from loggp.bench.mpi import run_mpi
 
 NAME = "combining"
-SUMMARY = "global stack/queue ops/s per combining mode and BFS TEPS per variant, ΔL 0/10/100 µs"
+SUMMARY = "stack/queue ops/s per combining mode (ΔL 0/10/100 µs), BFS and CC TEPS (ΔL 0-100 µs)"
 TOOL = "combining_bench"
 BEGIN = "<!-- combining:begin (written by loggp bench combining) -->"
 END = "<!-- combining:end -->"
@@ -32,10 +35,18 @@ MODES = ("none", "centralized", "local", "full")
 MIXES = {"push": "100", "50/50": "50"}
 NPS = (2, 4)
 LATENCIES_US = (0, 10, 100)
+KERNEL_LATENCIES_US = (0, 1, 10, 100)
+KERNEL_REPEATS = 3
 # Operations per process: the uncombined modes cross to the master for every one.
 OPS = {"none": 1000, "centralized": 5000, "local": 100000, "full": 100000}
-BFS = {"combined queue": "full", "uncombined queue": "none", "direction-optimizing": "tuned"}
-BFS_ARGS = ["-G", "10", "-r", "8"]
+# Graph kernels at 2 processes: (label, args, metric).
+GRAPH_ARGS = ["-G", "10"]
+KERNELS = (
+    ("BFS combined queue", ["-s", "bfs", "-m", "full", "-r", "8"], "harmonic_mean_teps"),
+    ("BFS uncombined queue", ["-s", "bfs", "-m", "none", "-r", "8"], "harmonic_mean_teps"),
+    ("BFS direction-optimizing", ["-s", "bfs", "-m", "tuned", "-r", "8"], "harmonic_mean_teps"),
+    ("CC", ["-s", "cc", "-m", "tuned"], "teps"),
+)
 
 
 def run_one(build: Path, np: int, args: list[str], latency_us: int) -> dict[str, Any]:
@@ -57,8 +68,8 @@ def summary(runs: list[dict[str, Any]], metrics: tuple[str, ...]) -> dict[str, f
     return out
 
 
-def measure(build: Path, repeats: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    rows, bfs = [], []
+def measure(build: Path, repeats: int) -> list[dict[str, Any]]:
+    rows = []
     for lat in LATENCIES_US:
         for structure in ("stack", "queue"):
             for mix, pct in MIXES.items():
@@ -71,16 +82,29 @@ def measure(build: Path, repeats: int) -> tuple[list[dict[str, Any]], list[dict[
                         rows.append(row)
                         print(f"{TOOL}: {structure} {mix} np {np} {mode} ΔL {lat} us: "
                               f"{row['ops_per_s']:.0f} ops/s", flush=True)  # fmt: skip
-        for variant, mode in BFS.items():
-            args = ["-s", "bfs", "-m", mode, *BFS_ARGS]
-            runs = [run_one(build, 2, args, lat) for _ in range(repeats)]
-            bfs.append({"variant": variant, "np": 2, "latency_us": lat,
-                        **summary(runs, ("harmonic_mean_teps",))})  # fmt: skip
-            print(
-                f"{TOOL}: bfs {variant} ΔL {lat} us: {bfs[-1]['harmonic_mean_teps']:.0f} TEPS",
-                flush=True,
-            )
-    return rows, bfs
+    return rows
+
+
+def measure_kernels(build: Path, repeats: int) -> list[dict[str, Any]]:
+    rows = []
+    for label, args, metric in KERNELS:
+        for lat in KERNEL_LATENCIES_US:
+            runs = [run_one(build, 2, [*args, *GRAPH_ARGS], lat) for _ in range(repeats)]
+            s = summary(runs, (metric, "idle_wait_s"))
+            rows.append({"kernel": label, "latency_us": lat, "teps": s[metric],
+                         "idle_wait_s": s["idle_wait_s"], "msgs": s["msgs"]})  # fmt: skip
+            print(f"{TOOL}: {label} ΔL {lat} us: {s[metric]:.0f} TEPS", flush=True)
+    return rows
+
+
+def faster_later(rows: list[dict[str, Any]]) -> set[tuple[str, int]]:
+    """(kernel, ΔL) of each row with more TEPS than a row of the same kernel at smaller ΔL."""
+    out = set()
+    for r in rows:
+        if any(q["kernel"] == r["kernel"] and q["latency_us"] < r["latency_us"]
+               and q["teps"] < r["teps"] for q in rows):  # fmt: skip
+            out.add((r["kernel"], r["latency_us"]))
+    return out
 
 
 def markdown(doc: dict[str, Any]) -> str:
@@ -114,17 +138,22 @@ def markdown(doc: dict[str, Any]) -> str:
                         + " | ".join(f"{c['ops_per_s']:.0f}" for c in cell)
                         + f" | {ratio:.0f}× | {cell[2]['ops_per_msg']:.0f} |"
                     )
+    inverted = faster_later(doc["kernels"])
     out += [
         "",
-        f"BFS at 2 processes, scale {BFS_ARGS[1]}, {BFS_ARGS[3]} roots (harmonic-mean TEPS):",
+        f"Graph kernels at 2 processes, scale {GRAPH_ARGS[1]} (BFS: harmonic-mean TEPS over 8 "
+        f"roots), median of {max(doc['repeats'], KERNEL_REPEATS)} runs; idle wait is the time "
+        "the processes spent blocked on the fabric's wait object with nothing to do (summed). "
+        "A row marked ⚠ has more TEPS than the same kernel at a smaller ΔL.",
         "",
-        "| variant | ΔL | TEPS | libfabric msgs |",
-        "|---|---:|---:|---:|",
+        "| kernel | ΔL | TEPS | idle wait s | libfabric msgs |",
+        "|---|---:|---:|---:|---:|",
     ]
-    for r in doc["bfs"]:
+    for r in doc["kernels"]:
+        mark = " ⚠" if (r["kernel"], r["latency_us"]) in inverted else ""
         out.append(
-            f"| {r['variant']} | {r['latency_us']} µs | {r['harmonic_mean_teps']:.0f} "
-            f"| {r['msgs']:.0f} |"
+            f"| {r['kernel']} | {r['latency_us']} µs | {r['teps']:.0f}{mark} "
+            f"| {r['idle_wait_s']:.3f} | {r['msgs']:.0f} |"
         )
     out += [
         "",
@@ -145,6 +174,7 @@ def main(argv: list[str]) -> int:
     if not (build / PROGRAM).is_file():
         sys.exit(f"{TOOL}: {build / PROGRAM} not built (cmake --build {build})")
     doc: dict[str, Any] = {"tool": TOOL, "machine": machine(), "repeats": args.repeats}
-    doc["rows"], doc["bfs"] = measure(build, args.repeats)
+    doc["rows"] = measure(build, args.repeats)
+    doc["kernels"] = measure_kernels(build, max(args.repeats, KERNEL_REPEATS))
     publish(TOOL, doc, args, markdown(doc), BEGIN, END)
     return 0

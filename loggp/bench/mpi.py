@@ -23,11 +23,10 @@ MPI_ARGS = ["--mca", "pml", "ob1", "--mca", "btl", "self,vader,tcp", "--mca", "m
             "--mca", "mpi_yield_when_idle", "1"]  # fmt: skip
 
 
-def run_mpi(tool: str, what: str, build: Path, np: int, argv: list[str], latency_us: int,
-            provider: str, timeout: float) -> tuple[dict[str, Any], str]:  # fmt: skip
-    """Runs argv on np processes with LOGGP_PROVIDER=provider, beneath the shim at
-    ΔL = latency_us (none at 0); returns its result line and stderr.  Exits naming `what`
-    when it fails or prints no result line."""
+def mpi_command(tool: str, build: Path, np: int, argv: list[str], latency_us: int,
+                provider: str) -> tuple[list[str], dict[str, str]]:  # fmt: skip
+    """The mpirun command line and environment that run argv on np processes with
+    LOGGP_PROVIDER=provider, beneath the shim at ΔL = latency_us (none at 0)."""
     base = {k: v for k, v in os.environ.items() if not k.startswith(("LOGGP_", "FI_"))}
     base["OMPI_ALLOW_RUN_AS_ROOT"] = base["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1"
     knobs = KnobSet.parse({"latency": f"{latency_us}us"}) if latency_us else None
@@ -38,7 +37,15 @@ def run_mpi(tool: str, what: str, build: Path, np: int, argv: list[str], latency
         sys.exit(f"{tool}: mpirun not found (install openmpi-bin)")
     cmd = [mpirun, "-np", str(np), "--oversubscribe", "--bind-to", "none", *MPI_ARGS]
     cmd += [a for v in sorted(env) if v.startswith(("LOGGP_", "FI_")) for a in ("-x", v)]
-    proc = subprocess.run(cmd + argv, env=env, capture_output=True, text=True, timeout=timeout)
+    return cmd + argv, env
+
+
+def run_mpi(tool: str, what: str, build: Path, np: int, argv: list[str], latency_us: int,
+            provider: str, timeout: float) -> tuple[dict[str, Any], str]:  # fmt: skip
+    """Runs argv on np processes (mpi_command); returns its result line and stderr.  Exits
+    naming `what` when it fails or prints no result line."""
+    cmd, env = mpi_command(tool, build, np, argv, latency_us, provider)
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
     res = result_line(proc.stdout)
     if proc.returncode or res is None:
         sys.exit(f"{tool}: {what} at ΔL={latency_us}us failed:\n{proc.stderr}")

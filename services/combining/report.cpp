@@ -70,6 +70,9 @@ void print_result(const wl_prog &p, bool valid, const Timed &t, std::vector<wl_m
 								 t.r0.records_sent)))});
 	metrics.push_back({"runtime_msgs", double(sum_all(int64_t(t.r1.messages_sent -
 								      t.r0.messages_sent)))});
+	/* Time the processes spent blocked on the fabric with nothing to do (summed). */
+	metrics.push_back({"idle_wait_s", double(sum_all(int64_t(t.f1.wait_ns - t.f0.wait_ns))) /
+						 1e9});
 	if (p.rank == 0) {
 		wl_result_print(stdout, &p, &r, metrics.data(), int(metrics.size()),
 				params.data(), int(params.size()));

@@ -62,7 +62,9 @@ json stats_json(const BrokerStats &s)
 		{"msgs_sent", s.fabric.msgs_sent},
 		{"bytes_sent", s.fabric.bytes_sent},
 		{"msgs_recvd", s.fabric.msgs_recvd},
-		{"bytes_recvd", s.fabric.bytes_recvd}};
+		{"bytes_recvd", s.fabric.bytes_recvd},
+		{"fabric_waits", s.fabric.waits},
+		{"fabric_wait_ns", s.fabric.wait_ns}};
 }
 
 bool send_all(int fd, const std::string &s)

@@ -279,6 +279,8 @@ nlohmann::json Server::counters() const
 		{"msgs_recvd", f.msgs_recvd},
 		{"bytes_recvd", f.bytes_recvd},
 		{"send_errors", f.send_errors},
+		{"fabric_waits", f.waits},
+		{"fabric_wait_seconds", double(f.wait_ns) / 1e9},
 	};
 	return j;
 }

@@ -4,7 +4,7 @@
  * store (services/pfs) through its C library, from every rank.
  *
  *   mpirun -np N pfsio -i INSTANCE [-o write|read] [-p seq|strided|random]
- *                      [-b BLOCK] [-s BYTES] [-q DEPTH] [-S STRIPE] [-c COUNT] [-h]
+ *                      [-b BLOCK] [-s BYTES] [-q DEPTH] [-w MS] [-S STRIPE] [-c COUNT] [-h]
  *
  * Each rank moves -s bytes in blocks of -b, keeping up to -q requests in
  * flight (the library's asynchronous calls).  Which blocks a rank owns:
@@ -18,13 +18,17 @@
  * line of docs/results.md: time_s (the slowest rank), MBps (all ranks'
  * bytes / time_s) and lat_us (each request's submit-to-completion time,
  * the mean over ranks).  libfabric carries every request (the shim's
- * knobs apply), no MPI message is in the timed region.
+ * knobs apply), no MPI message is in the timed region.  -w MS makes each
+ * request wait for MS milliseconds of quiet first (nothing in flight), so
+ * lat_us is the time of a request that finds the store idle; time_s and MBps
+ * then include the quiet.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <mpi.h>
 
@@ -51,13 +55,14 @@ struct pi_opts {
 	int64_t block;
 	int64_t size;
 	int64_t depth;
+	int64_t quiet_ms;
 	int64_t stripe_size;
 	int64_t stripe_count;
 };
 
 static const char pi_usage[] =
 	"usage: mpirun -np N pfsio -i INSTANCE [-o write|read] [-p seq|strided|random]\n"
-	"                          [-b BLOCK] [-s BYTES] [-q DEPTH] [-S STRIPE] [-c COUNT] [-h]\n"
+	"                          [-b BLOCK] [-s BYTES] [-q DEPTH] [-w MS] [-S STRIPE] [-c COUNT] [-h]\n"
 	"  -i INSTANCE  the file store's instance directory (required)\n"
 	"  -o OP        write (timed writes and fsync) or read (timed, checked reads of a\n"
 	"               file written first); default write\n"
@@ -65,6 +70,8 @@ static const char pi_usage[] =
 	"  -b BLOCK     bytes per request, suffix K or M (default 1M)\n"
 	"  -s BYTES     bytes per rank, a multiple of BLOCK (default 16M)\n"
 	"  -q DEPTH     requests in flight per rank, 1..64 (default 4)\n"
+	"  -w MS        before each request, MS ms of quiet with nothing in flight, 0..10000\n"
+	"               (default 0): lat_us of requests that find the store idle\n"
 	"  -S STRIPE    stripe size of the new file (default 0: the directory's)\n"
 	"  -c COUNT     stripe count of the new file, all: every server (default 0:\n"
 	"               the directory's)\n"
@@ -164,6 +171,14 @@ static int pi_pass(struct pi_run *r, const struct pi_opts *o, const struct wl_pr
 		unsigned char *buf = r->bufs + (size_t)s * (size_t)o->block;
 		int ret;
 
+		if (o->quiet_ms) {
+			struct timespec q = { o->quiet_ms / 1000, (o->quiet_ms % 1000) * 1000000 };
+
+			for (int i = 0; i < depth; i++)
+				if (r->aio[i])
+					pi_reap(r, o, i, reading);
+			nanosleep(&q, NULL);
+		}
 		if (r->aio[s])
 			pi_reap(r, o, s, reading);
 		r->offs[s] = pi_offset(o, p, perm, k);
@@ -204,6 +219,8 @@ static int pi_opt(const struct wl_prog *p, int c, const char *arg, void *ctx)
 		return wl_opt_size(p, c, arg, 1, (int64_t)1 << 40, &o->size);
 	case 'q':
 		return wl_opt_int(p, c, arg, 1, PI_DEPTH_MAX, &o->depth);
+	case 'w':
+		return wl_opt_int(p, c, arg, 0, 10000, &o->quiet_ms);
 	case 'S':
 		return wl_opt_size(p, c, arg, 0, 64 << 20, &o->stripe_size);
 	case 'c':
@@ -219,7 +236,7 @@ static int pi_opt(const struct wl_prog *p, int c, const char *arg, void *ctx)
 
 static int pi_parse(const struct wl_prog *p, int argc, char **argv, struct pi_opts *o)
 {
-	int ret = wl_opt_getopt(p, argc, argv, ":i:o:p:b:s:q:S:c:h", NULL, pi_usage, pi_opt, o);
+	int ret = wl_opt_getopt(p, argc, argv, ":i:o:p:b:s:q:w:S:c:h", NULL, pi_usage, pi_opt, o);
 
 	if (ret)
 		return ret;
@@ -260,7 +277,7 @@ int main(int argc, char **argv)
 	struct wl_prog p = {
 		.name = "pfsio",
 		.options = "-i INSTANCE, -o OP, -p PATTERN, -b BLOCK, -s BYTES, -q DEPTH, "
-			   "-S STRIPE, -c COUNT, -h",
+			   "-w MS, -S STRIPE, -c COUNT, -h",
 	};
 	struct pi_opts o = { .block = PI_BLOCK, .size = PI_SIZE, .depth = PI_DEPTH };
 	struct pi_run r = { 0 };
@@ -338,9 +355,10 @@ int main(int argc, char **argv)
 			{ "block", o.block, NULL },
 			{ "size", o.size, NULL },
 			{ "depth", o.depth, NULL },
+			{ "quiet_ms", o.quiet_ms, NULL },
 		};
 
-		wl_result_print(stdout, &p, &res, metrics, 2, params, 5);
+		wl_result_print(stdout, &p, &res, metrics, 2, params, 6);
 	}
 	wl_result_fini(&res);
 	pfs_close(r.f);
