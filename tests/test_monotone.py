@@ -1,0 +1,59 @@
+"""Monotone slowdown: every service workload over libfabric, at 2 ranks, is never measured
+faster under a larger ΔL than under a smaller one beyond the repeats' spread.
+
+Runs workloads/suites/monotone.yaml (KAP, pfsio, combining BFS, CC and stack, rootio
+beneath the prefetcher, coll_perf beneath collio; ΔL 0, 1, 10, 100 µs, 3 repeats) with
+`loggp run` and judges it with the report's own check (analysis/monotone.py).  Without
+FUSE the two workloads that use the store's mount are left out and the test says so.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import BUILD
+
+from analysis.monotone import inversions
+from analysis.slowdown import analyse
+from analysis.store import load_run
+from loggp.tests.cli import loggp
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+
+SUITE = Path(__file__).resolve().parent.parent / "workloads" / "suites" / "monotone.yaml"
+RUN_TIMEOUT = 900.0
+
+
+def suite_here(tmp_path: Path) -> tuple[Path, list[str]]:
+    """The suite, less the workloads that need the store's mount where FUSE is missing."""
+    exp = yaml.safe_load(SUITE.read_text())
+    left_out: list[str] = []
+    if not (Path("/dev/fuse").exists() and shutil.which("fusermount3")):
+        keep = [w for w in exp["workloads"] if "mnt" not in w.get("services", [])]
+        left_out = [w["name"] for w in exp["workloads"] if w not in keep]
+        exp["workloads"] = keep
+    path = tmp_path / "monotone.yaml"
+    path.write_text(yaml.safe_dump(exp, sort_keys=False))
+    return path, left_out
+
+
+def test_no_service_workload_is_faster_under_added_latency(tmp_path: Path) -> None:
+    exp, left_out = suite_here(tmp_path)
+    out = tmp_path / "run"
+    proc = loggp(
+        "run", str(exp), "--out", str(out), "--no-prometheus",
+        env_extra={"LOGGP_BUILD": str(BUILD), "LOGGP_RUN_DIR": str(tmp_path / "state")},
+        cwd=SUITE.parent.parent.parent,
+        timeout=RUN_TIMEOUT,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    points = load_run(out).points
+    unmeasured = [p.point_id for p in points if not p.measured]
+    assert not unmeasured, unmeasured
+    found = [inv.text() for inv in inversions(analyse(points))]
+    assert not found, "\n".join(found)
+    if left_out:
+        pytest.skip(f"judged without {', '.join(left_out)}: FUSE is not available here")
