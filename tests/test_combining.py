@@ -132,6 +132,14 @@ def test_bfs_variants_pass_validation_on_the_written_and_reread_edge_file(
         assert len({r["metrics"][key] for r in runs}) == 1, [r["metrics"] for r in runs]
     assert runs[0]["metrics"]["roots"] == 4 and runs[0]["metrics"]["harmonic_mean_teps"] > 0
     assert runs[2]["metrics"]["bottom_up_levels"] > 0, runs[2]["metrics"]
+    # The file's scale is its own: without -G it is read as written, a -G that disagrees
+    # is refused rather than padded with vertices no edge names.
+    alone = result(combining(mpirun_bin, combining_bin, ["-s", "bfs", "-r", "4", "-w", "64",
+                                                         "-f", str(edges)]))  # fmt: skip
+    assert (alone["params"]["scale"], alone["params"]["vertices"]) == (8, 256), alone["params"]
+    bad = combining(mpirun_bin, combining_bin, ["-s", "bfs", "-G", "9", "-f", str(edges)])
+    assert bad.returncode != 0 and '"loggp_result"' not in bad.stdout
+    assert f"-G 9 disagrees with edge file {edges}" in bad.stderr, bad.stderr
 
 
 @pytest.mark.parametrize("mode", ["local", "tuned"])

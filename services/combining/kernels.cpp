@@ -4,6 +4,7 @@
 #include "workloads.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cstdio>
 #include <set>
 
@@ -35,7 +36,16 @@ Graph load(const wl_prog &p, const Options &o)
 		uint64_t top = 0;
 		for (const Edge &e : g.edges)
 			top = std::max({top, e.u, e.v});
-		g.n = std::max<uint64_t>(top + 1, 1ULL << o.scale);
+		/* The file's scale: the fewest 2^s vertices that hold its largest. */
+		int64_t s = std::bit_width(top);
+		if (o.scale_given && o.scale != s)
+			throw svc::Error(EINVAL, "-G " + std::to_string(o.scale) +
+							 " disagrees with edge file " + o.edge_file +
+							 ": its largest vertex " + std::to_string(top) +
+							 " makes it scale " + std::to_string(s) +
+							 " (give -G " + std::to_string(s) +
+							 " or leave -G out)");
+		g.n = 1ULL << s;
 	} else {
 		g.edges = kronecker_graph(kp);
 		g.n = 1ULL << o.scale;
@@ -95,7 +105,7 @@ std::vector<wl_param> graph_params(const Options &o, const char *kernel, const c
 	return {
 		{"kernel", 0, kernel},
 		{"variant", 0, variant},
-		{"scale", o.scale, nullptr},
+		{"scale", int64_t(std::countr_zero(g.n)), nullptr},
 		{"edgefactor", o.edgefactor, nullptr},
 		{"vertices", int64_t(g.n), nullptr},
 		{"edges", int64_t(g.edges.size()), nullptr},

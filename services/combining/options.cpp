@@ -30,7 +30,7 @@ const char usage[] =
 	"  -S N   seed (default 1)\n"
 	"  -R P   libfabric provider (default $LOGGP_PROVIDER, else tcp;ofi_rxm)\n"
 	"graph kernels (Graph500):\n"
-	"  -G N   scale: 2^N vertices (default 10)\n"
+	"  -G N   scale: 2^N vertices (default 10; with -f, the file's)\n"
 	"  -e N   edge factor (default 16)\n"
 	"  -r N   BFS roots of degree > 0 (default 64)\n"
 	"  -f F   read the graph from F, a file of 12-byte packed edges\n"
@@ -84,7 +84,7 @@ int opt(const wl_prog *p, int c, const char *arg, void *ctx)
 	case 'H': o->history = true; return 0;
 	case 'S': return wl_opt_int(p, c, arg, 0, INT64_MAX, &o->seed);
 	case 'R': o->provider = arg; return 0;
-	case 'G': return wl_opt_int(p, c, arg, 1, 32, &o->scale);
+	case 'G': o->scale_given = true; return wl_opt_int(p, c, arg, 1, 32, &o->scale);
 	case 'e': return wl_opt_int(p, c, arg, 1, 1024, &o->edgefactor);
 	case 'r': return wl_opt_int(p, c, arg, 1, 1 << 16, &o->roots);
 	case 'f': o->edge_file = arg; return 0;

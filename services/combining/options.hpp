@@ -32,6 +32,7 @@ struct Options {
 	/* graph kernels */
 	bool tuned = false;		/* -m tuned */
 	int64_t scale = 10;
+	bool scale_given = false;	/* -G on the command line */
 	int64_t edgefactor = 16;
 	int64_t roots = 64;
 	std::string edge_file;		/* read the graph from it */

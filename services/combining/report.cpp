@@ -3,8 +3,10 @@
  */
 #include "report.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <string_view>
 
 namespace comb {
 
@@ -70,6 +72,15 @@ void print_result(const wl_prog &p, bool valid, const Timed &t, std::vector<wl_m
 								 t.r0.records_sent)))});
 	metrics.push_back({"runtime_msgs", double(sum_all(int64_t(t.r1.messages_sent -
 								      t.r0.messages_sent)))});
+	/* Operations per libfabric message of every kind (requests, replies, the runtime's
+	 * own), beside ops_per_msg, which counts operations per request batch. */
+	int64_t sent = sum_all(m.sent);
+	auto ops = std::find_if(metrics.begin(), metrics.end(),
+				[](const wl_metric &w) { return std::string_view(w.name) == "ops"; });
+	if (ops != metrics.end()) {
+		double per = sent ? ops->value / double(sent) : 0;
+		metrics.push_back({"ops_per_fabric_msg", per});
+	}
 	/* Time the processes spent blocked on the fabric with nothing to do (summed). */
 	metrics.push_back({"idle_wait_s", double(sum_all(int64_t(t.f1.wait_ns - t.f0.wait_ns))) /
 						 1e9});
