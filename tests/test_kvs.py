@@ -71,10 +71,12 @@ def test_protocol_checks(mpirun_bin: str, np: int, provider: str) -> None:
 class Brokers:
     """mpirun -np N loggp-kvs-broker, up until stop(); sockets in sock_dir."""
 
-    def __init__(self, mpirun: str, np: int, sock_dir: Path, *extra: str) -> None:
+    def __init__(
+        self, mpirun: str, np: int, sock_dir: Path, *extra: str, env: dict[str, str] | None = None
+    ) -> None:
         self.np = np
         self.sock_dir = sock_dir
-        env = base_env()
+        env = dict(env) if env is not None else base_env()
         env["LOGGP_PROVIDER"] = "tcp;ofi_rxm"
         argv = mpirun_cmd(
             mpirun,
@@ -371,20 +373,35 @@ def test_abandoned_fence_fails_and_leaves_nothing_behind(brokers: Brokers) -> No
     assert cli(brokers.sock(0), "get", "lone.b").returncode == 1
 
 
-def test_an_idle_kvs_answers_as_fast_as_a_busy_one(mpirun_bin: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize("latency", ["0us", "100us"])
+def test_an_idle_kvs_answers_as_fast_as_a_busy_one(
+    mpirun_bin: str, tmp_path: Path, shim, latency: str
+) -> None:
     """A commit from a leaf broker (to the root and back over the fabric) after 100 ms of
-    quiet is about as fast as one back to back, once the host's own cost of waking an idle
-    client is taken off (measured by puts, which never leave the socket's thread); idle
-    brokers block on their fabric's wait object instead of polling.  The root keeps its
-    namespace in memory: a file's fsync after a quiet while is the disk's cost."""
-    b = Brokers(mpirun_bin, 3, tmp_path, "--timeout", "3")
+    quiet is about as fast as one back to back, beneath the shim too, once the host's own
+    cost of waking an idle client is taken off (measured by puts, which never leave the
+    socket's thread); idle brokers block on their fabric's wait object instead of polling.
+    Beneath ΔL the bound grows by the lateness the shim recorded in the quiet commits'
+    releases (a busy host's cost), never by more.  The root keeps its namespace in memory:
+    a file's fsync after a quiet while is the disk's cost."""
+    for d in ("busy", "quiet"):
+        (tmp_path / d).mkdir()
+    b = Brokers(mpirun_bin, 3, tmp_path / "busy", "--timeout", "3", env=shim(latency=latency).env)
     try:
         sock = b.sock(2)
         host = commit_us(sock, 15, 0.1, False) - commit_us(sock, 60, 0.0, False)
         busy = commit_us(sock, 60, 0.0)
-        idle = commit_us(sock, 15, 0.1)
-        assert idle - busy - host < IDLE_EXTRA_US, (busy, idle, host)
-        share = idle_cpu_share([b.pid(r) for r in range(b.np)])
-        assert share < IDLE_CPU_SHARE, share
     finally:
         b.kill()
+    quiet_env = shim(latency=latency)
+    b = Brokers(mpirun_bin, 3, tmp_path / "quiet", "--timeout", "3", env=quiet_env.env)
+    try:
+        commits = 15
+        idle = commit_us(b.sock(2), commits, 0.1)
+        share = idle_cpu_share([b.pid(r) for r in range(b.np)])
+        b.stop()  # the brokers close their fabrics: the shim writes its counters
+    finally:
+        b.kill()
+    late_us = sum(int(s["late_ns"]) for s in quiet_env.stats()) / 1e3 / commits
+    assert idle - busy - host < IDLE_EXTRA_US + late_us, (busy, idle, host, late_us)
+    assert share < IDLE_CPU_SHARE, share

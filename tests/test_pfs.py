@@ -415,17 +415,27 @@ def readlat_median(inst: Instance, env: Mapping[str, str], *args: str) -> float:
 def test_an_idle_store_answers_as_fast_as_a_busy_one(tmp_path: Path, shim, latency: str) -> None:
     """A read after 100 ms of quiet (client and servers idle) takes about as long as one
     back to back, beneath the shim too, and idle servers use next to no CPU: they block
-    on their fabric's wait object rather than sleep between polls."""
-    shimmed = shim(latency=latency)
-    inst = Instance(tmp_path, 3, shimmed.env)
+    on their fabric's wait object rather than sleep between polls.  Beneath ΔL the bound
+    grows by the lateness the shim recorded in the quiet reads' releases (a busy host's
+    cost, which the run's degraded mark reports), never by more."""
+    busy_env = shim(latency=latency)
+    inst = Instance(tmp_path / "busy", 3, busy_env.env)
     try:
-        busy = readlat_median(inst, shimmed.env, "-n", "100")
-        idle = readlat_median(inst, shimmed.env, "-n", "15", "-q", "100")
-        assert idle - busy < IDLE_EXTRA_US, (busy, idle)
-        share = idle_cpu_share([p.pid for p in inst.procs.values()])
-        assert share < IDLE_CPU_SHARE, share
+        busy = readlat_median(inst, busy_env.env, "-n", "100")
     finally:
         inst.kill_all()
+    quiet_env = shim(latency=latency)
+    inst = Instance(tmp_path / "quiet", 3, quiet_env.env)
+    try:
+        reads = 15
+        idle = readlat_median(inst, quiet_env.env, "-n", str(reads), "-q", "100")
+        share = idle_cpu_share([p.pid for p in inst.procs.values()])
+        inst.stop()  # the servers' counters, lateness included, reach the stats file
+    finally:
+        inst.kill_all()
+    late_us = sum(int(s["late_ns"]) for s in quiet_env.stats()) / 1e3 / reads
+    assert idle - busy < IDLE_EXTRA_US + late_us, (busy, idle, late_us)
+    assert share < IDLE_CPU_SHARE, share
 
 
 def test_cli_namespace_counters_and_restart(instance: Instance, tmp_path: Path) -> None:
