@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from loggp.measure.demo import DEFAULT_PROVIDER
+from loggp.plan.experiment import check_duration
 from loggp.plan.knobs import Knob, KnobSet
 
 
@@ -46,13 +47,17 @@ def knobs(args: argparse.Namespace) -> KnobSet:
 
 
 def positive(text: str) -> float:
+    """Seconds: a number above zero and at most MAX_DURATION_S (not nan, not inf)."""
     try:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a number: '{text}'") from None
     if value <= 0:
         raise argparse.ArgumentTypeError(f"must be greater than zero: '{text}'")
-    return value
+    try:
+        return check_duration(value, f"'{text}' (seconds)")
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def count(text: str) -> int:
