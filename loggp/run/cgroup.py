@@ -16,6 +16,11 @@ Which one a run had is in run.json's provenance (`containment`).  Groups are mad
 (DIR/pids/) so that `--resume` kills what a dead run's groups still hold.  On a host with
 systemd, the hierarchy systemd manages is written to directly as well; a systemd-run scope is
 not used.
+
+Limits per point (`loggp run --point-pids N --point-memory SIZE`) are written into the
+point's group where cgroup v2 has the controller (`pids.max`, `memory.max`); a pids limit
+falls back to a group of the v1 pids hierarchy, beneath the runner's own.  A limit the host
+cannot enforce is refused before the run starts (CgroupError), never silently dropped.
 """
 
 from __future__ import annotations
@@ -23,8 +28,10 @@ from __future__ import annotations
 import os
 import signal
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+
+from loggp.errors import LoggpError
 
 BASE = "loggp"
 _MOUNTS = Path("/proc/self/mounts")
@@ -32,18 +39,70 @@ _POLL_S = 0.01
 _KILL_TIMEOUT_S = 10.0
 
 
+class CgroupError(LoggpError):
+    """A limit per point that this host's cgroups cannot enforce."""
+
+    exit_code = 2
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What each point's processes may use together; None: no limit."""
+
+    pids: int | None = None
+    memory: int | None = None  # bytes
+
+    def describe(self) -> str:
+        parts = [f"pids {self.pids}"] if self.pids else []
+        parts += [f"memory {self.memory} bytes"] if self.memory else []
+        return ", ".join(parts) or "none"
+
+
 @dataclass(frozen=True)
 class Containment:
     """How this host contains a point: kind cgroup2, freezer or keeper; base holds the
-    groups (None for the keeper); why says what was found."""
+    groups (None for the keeper); why says what was found; limits and the bases of the v1
+    groups that enforce some of them (controller file -> base)."""
 
     kind: str
     base: Path | None
     why: str
+    limits: Limits = Limits()
+    v1_bases: dict[str, Path] = field(default_factory=dict)
 
     def describe(self) -> str:
         where = f" ({self.base})" if self.base else ""
-        return f"{self.kind}{where}: {self.why}"
+        limits = f"; limits per point: {self.limits.describe()}" if self.limits.pids or \
+            self.limits.memory else ""  # fmt: skip
+        return f"{self.kind}{where}: {self.why}{limits}"
+
+    def with_limits(self, limits: Limits) -> Containment:
+        """This containment enforcing limits; CgroupError naming what the host lacks."""
+        wanted = {"pids.max": limits.pids, "memory.max": limits.memory}
+        v1: dict[str, Path] = {}
+        for control, value in wanted.items():
+            if value is None or self._v2_has(control):
+                continue
+            base = _v1_base(control.split(".")[0]) if control == "pids.max" else None
+            if base is None:
+                raise CgroupError(
+                    f"cannot limit each point's {control.split('.')[0]}: this host's cgroups "
+                    f"offer no {control} (containment {self.kind}; a memory limit needs "
+                    "cgroup v2's memory controller, a pids limit v2's or v1's pids controller)"
+                )
+            v1[control] = base
+        return Containment(self.kind, self.base, self.why, limits, v1)
+
+    def _v2_has(self, control: str) -> bool:
+        """Whether groups under the v2 base get control (the controller enabled for them)."""
+        if self.kind != "cgroup2" or self.base is None:
+            return False
+        name = control.split(".")[0]
+        try:
+            (self.base / "cgroup.subtree_control").write_text(f"+{name}\n")
+        except OSError:
+            return False
+        return name in (self.base / "cgroup.subtree_control").read_text().split()
 
 
 def _mounts() -> list[tuple[Path, str, str]]:
@@ -112,24 +171,52 @@ def end_recorded_groups(records: Path) -> int:
             group = Path(rec.read_text().strip())
         except OSError:
             group = None
-        if group is not None and group.parent.name == BASE and group.is_dir():
+        if group is not None and group.parent.name == BASE and group.is_dir():  # only ours
             killed += kill_group(group)
         rec.unlink(missing_ok=True)
     return killed
 
 
-def make_group(c: Containment, name: str, records: Path | None) -> Path | None:
-    """A new group for a point (None under the keeper alone, or if it cannot be made)."""
-    if c.base is None:
-        return None
-    group = c.base / name
+def _v1_base(controller: str) -> Path | None:
+    """A writable base for groups of the v1 hierarchy of controller, beneath the runner's
+    own group there, or None."""
+    own = ""
     try:
-        group.mkdir(exist_ok=True)
-        if records is not None:
-            record_group(records, group)
-    except OSError:
+        for line in Path("/proc/self/cgroup").read_text().splitlines():
+            _, names, path = line.split(":", 2)
+            if controller in names.split(","):
+                own = path.strip("/")
+    except (OSError, ValueError):
         return None
-    return group
+    for point, fstype, opts in _mounts():
+        if fstype == "cgroup" and controller in opts.split(","):
+            base = point / own / BASE
+            if _usable(base, f"{controller}.max") is None:
+                return base
+    return None
+
+
+def make_group(c: Containment, name: str, records: Path | None) -> list[Path]:
+    """The groups a point's keepers join: first the one that kills (none under the keeper
+    alone, or if it cannot be made), then v1 groups of its limits; each limit written."""
+    if c.base is None:
+        return []
+    groups = [c.base / name, *(base / name for base in c.v1_bases.values())]
+    values = {"pids.max": c.limits.pids, "memory.max": c.limits.memory}
+    try:
+        for group in groups:
+            group.mkdir(exist_ok=True)
+            if records is not None:
+                record_group(records, group)
+        for control, value in values.items():
+            if value is not None:
+                where = c.v1_bases.get(control)
+                ((where / name) if where else groups[0]).joinpath(control).write_text(f"{value}\n")
+    except OSError:
+        for group in groups:
+            kill_group(group)
+        return []
+    return groups
 
 
 def _members(group: Path) -> list[int]:
@@ -145,23 +232,35 @@ def _until(cond: object, timeout: float) -> None:
         time.sleep(_POLL_S)
 
 
+def kill_groups(groups: list[Path]) -> int:
+    """kill_group of each of a point's groups; how many processes the first had."""
+    if not groups:
+        return 0
+    left = kill_group(groups[0])
+    for group in groups[1:]:  # the limits' v1 groups: emptied by the first's kill
+        kill_group(group)
+    return left
+
+
 def kill_group(group: Path, timeout: float = _KILL_TIMEOUT_S) -> int:
     """SIGKILL to every member of group (none can fork meanwhile), then the group removed;
     how many members it had."""
     members = _members(group)
+    state = group / "freezer.state"
     if members:
         if (group / "cgroup.kill").exists():
             (group / "cgroup.kill").write_text("1\n")
-        else:
-            state = group / "freezer.state"
-            state.write_text("FROZEN\n")
-            _until(lambda: state.read_text().strip() == "FROZEN", timeout)
+        else:  # frozen first where it can be, so that none forks meanwhile
+            if state.exists():
+                state.write_text("FROZEN\n")
+                _until(lambda: state.read_text().strip() == "FROZEN", timeout)
             for pid in _members(group):
                 try:
                     os.kill(pid, signal.SIGKILL)
                 except ProcessLookupError:
                     pass
-            state.write_text("THAWED\n")
+            if state.exists():
+                state.write_text("THAWED\n")
         _until(lambda: not _members(group), timeout)
     try:
         group.rmdir()

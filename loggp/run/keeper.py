@@ -23,9 +23,9 @@ disk) is said on stderr and kept in memory: the keeper still ends its tree.
 
 With --stdout FILE and --stderr FILE ARGV's output goes through pipes into TailFiles
 (loggp/run/capture.py): at most MAX_STREAM_BYTES of each is kept, the last ones, and a full
-disk loses output but never stops the keeper.  With --cgroup DIR the keeper moves itself into
-that cgroup (loggp/run/cgroup.py) before it starts ARGV, so that nothing ARGV starts can leave
-the group, even by killing the keeper.  ARGV runs in a process group of its own: a
+disk loses output but never stops the keeper.  With --cgroup DIR (repeated: each) the keeper
+moves itself into that cgroup (loggp/run/cgroup.py) before it starts ARGV, so that nothing ARGV
+starts can leave the group, even by killing the keeper.  ARGV runs in a process group of its own: a
 `kill -9 0` of ARGV's does not reach the keeper.
 """
 
@@ -103,9 +103,7 @@ def _record(records: Path | None, ident: Identity | None) -> None:
         _say(f"cannot record pid {ident.pid} in {records}: {e.strerror} (kept in memory)")
 
 
-def _join_cgroup(cgroup: Path | None) -> None:
-    if cgroup is None:
-        return
+def _join_cgroup(cgroup: Path) -> None:
     try:
         (cgroup / "cgroup.procs").write_text("0\n")
     except OSError as e:
@@ -149,7 +147,7 @@ def keep(
     records: Path | None,
     *,
     outputs: tuple[Path, Path] | None = None,
-    cgroup: Path | None = None,
+    cgroups: list[Path] | None = None,
 ) -> None:
     _on_stop(_stop)
     _prctl(PR_SET_CHILD_SUBREAPER, 1)
@@ -162,7 +160,8 @@ def keep(
         try:
             if os.getppid() != parent:
                 raise _Stop  # the runner died before PDEATHSIG was armed
-            _join_cgroup(cgroup)
+            for group in cgroups or []:
+                _join_cgroup(group)
             _record(records, me)
             actions = []
             if outputs is not None:
@@ -227,11 +226,13 @@ def main() -> None:
     p.add_argument("--record", type=Path, help="directory of the run's process records")
     p.add_argument("--stdout", type=Path, help="ARGV's stdout, its tail kept (capture.py)")
     p.add_argument("--stderr", type=Path, help="ARGV's stderr, its tail kept (capture.py)")
-    p.add_argument("--cgroup", type=Path, help="the cgroup to run in (cgroup.py)")
+    p.add_argument(
+        "--cgroup", type=Path, action="append", help="a cgroup to run in (cgroup.py); repeated"
+    )
     p.add_argument("argv", nargs="+", help="the command to keep")
     args = p.parse_args()
     outputs = (args.stdout, args.stderr) if args.stdout and args.stderr else None
-    keep(args.parent, args.argv, args.grace, args.record, outputs=outputs, cgroup=args.cgroup)
+    keep(args.parent, args.argv, args.grace, args.record, outputs=outputs, cgroups=args.cgroup)
 
 
 if __name__ == "__main__":

@@ -63,19 +63,19 @@ def kept(
     argv: Sequence[str],
     grace: float = 0.0,
     *,
-    cgroup: Path | None = None,
+    cgroups: Sequence[Path] = (),
     outputs: tuple[Path, Path] | None = None,
 ) -> list[str]:
     """argv beneath a keeper whose runner is this process; grace is the time argv gets
-    between SIGTERM and SIGKILL when it is ended; the keeper joins cgroup (cgroup.py) and
+    between SIGTERM and SIGKILL when it is ended; the keeper joins cgroups (cgroup.py) and
     copies argv's stdout and stderr into outputs, their tails kept (capture.py).  Start it
     from the main thread: the keeper ends argv when the thread that started it exits."""
     keeper = [sys.executable, "-m", "loggp.run.keeper", "--parent", str(os.getpid())]
     keeper += ["--grace", f"{grace:g}"]
     if _records is not None:
         keeper += ["--record", str(_records)]
-    if cgroup is not None:
-        keeper += ["--cgroup", str(cgroup)]
+    for group in cgroups:
+        keeper += ["--cgroup", str(group)]
     if outputs is not None:
         keeper += ["--stdout", str(outputs[0]), "--stderr", str(outputs[1])]
     return [*keeper, "--", *argv]

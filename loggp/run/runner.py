@@ -42,7 +42,7 @@ from loggp.results.protocol import messages_check, result_line, result_problem, 
 from loggp.results.rundir import RunRecord, plan_entry, write_run
 from loggp.results.store import STATUS_DEGRADED, STATUS_OK, PointRecord, Store
 from loggp.run.capture import MAX_STREAM_BYTES, dropped_note, tail_text
-from loggp.run.cgroup import Containment, detect, end_recorded_groups, kill_group, make_group
+from loggp.run.cgroup import Containment, detect, end_recorded_groups, kill_groups, make_group
 from loggp.run.launch import Launch, point_launch
 from loggp.run.proc import end, kept, recording
 from loggp.run.proctree import end_recorded
@@ -106,7 +106,7 @@ def _interrupt(signum: int, frame: object) -> None:
 
 
 def _execute(
-    launch: Launch, point_dir: Path, timeout: float, group: Path | None
+    launch: Launch, point_dir: Path, timeout: float, groups: list[Path]
 ) -> tuple[int | None, bool]:
     """Runs the point's command beneath a keeper in the point's cgroup, its output into
     capped files (capture.py); (exit status, timed out).  A timeout, Ctrl-C or SIGTERM ends
@@ -116,7 +116,7 @@ def _execute(
     with (point_dir / KEEPER_LOG).open("wb") as keeper_log:
         try:
             proc = subprocess.Popen(
-                kept(launch.argv, cgroup=group, outputs=outputs),
+                kept(launch.argv, cgroups=groups, outputs=outputs),
                 env=launch.env,
                 stdin=subprocess.DEVNULL,
                 stdout=keeper_log,
@@ -242,7 +242,7 @@ def run_point(exp: Experiment, p: Point, run_dir: Path, opts: RunOptions) -> Poi
         except LoggpError as e:
             return _not_run(p, point_dir, f"cannot set the point's knobs on the wire: {e}")
     remove_stale_regions()  # a killed point's shm files would collide with reused pids
-    group = make_group(opts.containment, f"{os.getpid()}-{p.seq}", run_dir / PROCESS_RECORDS)
+    groups = make_group(opts.containment, f"{os.getpid()}-{p.seq}", run_dir / PROCESS_RECORDS)
     try:
         with Services(
             exp,
@@ -252,7 +252,7 @@ def run_point(exp: Experiment, p: Point, run_dir: Path, opts: RunOptions) -> Poi
             opts.exp_dir,
             targets_file=opts.service_targets,
             point_id=p.point_id,
-            cgroup=group,
+            cgroups=groups,
         ) as services:
             values = services.values
             launch = point_launch(exp, p.workload, p.knobs, point_dir, opts.exp_dir, values)
@@ -260,14 +260,14 @@ def run_point(exp: Experiment, p: Point, run_dir: Path, opts: RunOptions) -> Poi
             started = time.time()
             t0 = time.monotonic()
             before = cpu_sample(opts.node_exporter)
-            rc, timed_out = _execute(launch, point_dir, exp.workload_timeout(p.workload), group)
+            rc, timed_out = _execute(launch, point_dir, exp.workload_timeout(p.workload), groups)
             contention = other_cpu(before, cpu_sample(opts.node_exporter))
             wall = time.monotonic() - t0
             service_died = services.failure()
     except ServiceError as e:
         return _not_run(p, point_dir, str(e))
     finally:
-        left = kill_group(group) if group is not None else 0
+        left = kill_groups(groups)
     if left:
         _note(point_dir, f"{left} process(es) outlived the point's keepers: killed with its cgroup")
     status, value, result = _outcome(exp, p, point_dir, rc, timed_out)
@@ -388,7 +388,8 @@ def run_plan(
     # its Prometheus still hold the TSDB: end those its records still name exactly.
     records = run_dir / PROCESS_RECORDS
     ended = end_recorded(records) + end_recorded_groups(records)
-    opts = dataclasses.replace(opts, containment=detect())
+    if opts.containment is KEEPER_ONLY:
+        opts = dataclasses.replace(opts, containment=detect())
     rec.provenance["containment"] = opts.containment.describe()
     if ended:
         console.print(f"ended {ended} processes left by a dead run (records: {records})")

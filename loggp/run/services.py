@@ -142,9 +142,9 @@ class Services:
         *,
         targets_file: Path | None = None,
         point_id: str = "",
-        cgroup: Path | None = None,
+        cgroups: list[Path] | None = None,
     ):
-        self.cgroup = cgroup
+        self.cgroups = cgroups or []
         self.exp = exp
         self.services = exp.services_of(workload)
         self.targets_file = targets_file
@@ -209,7 +209,7 @@ class Services:
         log = self.point_dir / f"service-{svc.name}-{i}.log"
         try:
             proc = subprocess.Popen(
-                kept(argv, svc.stop_timeout, cgroup=self.cgroup),
+                kept(argv, svc.stop_timeout, cgroups=self.cgroups),
                 env=self._env(svc),
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
