@@ -13,7 +13,8 @@ kills whatever is left in it:
 
 Which one a run had is in run.json's provenance (`containment`).  Groups are made under
 `<hierarchy>/loggp/` as `<runner pid>-<point seq>`, and recorded in the run's process records
-(DIR/pids/) so that `--resume` kills what a dead run's groups still hold.  On a host with
+(DIR/pids/) so that `--resume` kills what a dead run's groups still hold; every run also
+removes the groups of runners no longer running (end_dead_runs).  On a host with
 systemd, the hierarchy systemd manages is written to directly as well; a systemd-run scope is
 not used.
 
@@ -32,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from loggp.errors import LoggpError
+from loggp.run.proctree import Identity
 
 BASE = "loggp"
 _MOUNTS = Path("/proc/self/mounts")
@@ -177,6 +179,29 @@ def end_recorded_groups(records: Path) -> int:
     return killed
 
 
+def end_dead_runs(c: Containment) -> int:
+    """Kills and removes the groups of runners that are gone (named `<pid>-<seq>` with no
+    such pid running: a runner killed before its point's group was), so that not even a run
+    never resumed leaves anything; how many processes were killed."""
+    killed = 0
+    for base in ([c.base] if c.base else []) + list(c.v1_bases.values()):
+        for group in base.iterdir() if base.is_dir() else []:
+            pid, _, seq = group.name.partition("-")
+            if group.is_dir() and pid.isdigit() and seq.isdigit() and not _running(int(pid)):
+                killed += kill_group(group)
+    return killed
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass
+    return True
+
+
 def _v1_base(controller: str) -> Path | None:
     """A writable base for groups of the v1 hierarchy of controller, beneath the runner's
     own group there, or None."""
@@ -226,6 +251,11 @@ def _members(group: Path) -> list[int]:
         return []
 
 
+def _live(pids: list[int]) -> int:
+    """How many of pids are running processes (a zombie is listed until it is reaped)."""
+    return sum(Identity.of(p) is not None for p in pids)
+
+
 def _until(cond: object, timeout: float) -> None:
     deadline = time.monotonic() + timeout
     while not cond() and time.monotonic() < deadline:  # type: ignore[operator]
@@ -244,8 +274,9 @@ def kill_groups(groups: list[Path]) -> int:
 
 def kill_group(group: Path, timeout: float = _KILL_TIMEOUT_S) -> int:
     """SIGKILL to every member of group (none can fork meanwhile), then the group removed;
-    how many members it had."""
+    how many running members it had."""
     members = _members(group)
+    running = _live(members)
     state = group / "freezer.state"
     if members:
         if (group / "cgroup.kill").exists():
@@ -266,4 +297,4 @@ def kill_group(group: Path, timeout: float = _KILL_TIMEOUT_S) -> int:
         group.rmdir()
     except OSError:
         pass
-    return len(members)
+    return running

@@ -42,7 +42,14 @@ from loggp.results.protocol import messages_check, result_line, result_problem, 
 from loggp.results.rundir import RunRecord, plan_entry, write_run
 from loggp.results.store import STATUS_DEGRADED, STATUS_OK, PointRecord, Store
 from loggp.run.capture import MAX_STREAM_BYTES, dropped_note, tail_text
-from loggp.run.cgroup import Containment, detect, end_recorded_groups, kill_groups, make_group
+from loggp.run.cgroup import (
+    Containment,
+    detect,
+    end_dead_runs,
+    end_recorded_groups,
+    kill_groups,
+    make_group,
+)
 from loggp.run.launch import Launch, point_launch
 from loggp.run.proc import end, kept, recording
 from loggp.run.proctree import end_recorded
@@ -390,6 +397,7 @@ def run_plan(
     ended = end_recorded(records) + end_recorded_groups(records)
     if opts.containment is KEEPER_ONLY:
         opts = dataclasses.replace(opts, containment=detect())
+    ended += end_dead_runs(opts.containment)
     rec.provenance["containment"] = opts.containment.describe()
     if ended:
         console.print(f"ended {ended} processes left by a dead run (records: {records})")

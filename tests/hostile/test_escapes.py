@@ -329,3 +329,25 @@ def test_a_limit_the_host_cannot_enforce_is_refused_before_anything(
     res = run(exp, tmp_path / "run", lock_dir, "--point-memory", "64M")
     one_line_error(res, "cannot limit each point's memory", "memory.max")
     assert not (tmp_path / "run").exists()
+
+
+def test_a_run_ends_what_the_groups_of_dead_runners_hold(tmp_path: Path) -> None:
+    """A runner killed with its keepers, and never resumed: the next run kills what its
+    point's group still held and removes the group."""
+    c = cgroup.detect()
+    if c.base is None:
+        pytest.skip(c.describe())
+    dead = subprocess.Popen(["true"])
+    dead.wait()  # a pid that runs no more
+    (group,) = cgroup.make_group(c, f"{dead.pid}-0", None)
+    join = f"echo 0 > {group}/cgroup.procs; exec sleep 600"
+    orphan = subprocess.Popen(["sh", "-c", join], start_new_session=True)
+    try:
+        wait_until(lambda: str(orphan.pid) in (group / "cgroup.procs").read_text(), "the join")
+        assert cgroup.end_dead_runs(c) == 1
+        assert orphan.wait(10) == -signal.SIGKILL
+        assert not group.exists()
+    finally:
+        orphan.kill()
+        orphan.wait()
+        cgroup.kill_group(group)
