@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import resource
 import subprocess
 import sys
@@ -28,7 +29,9 @@ from hostile_util import (
 from loggp.cli.main import main
 from loggp.errors import LoggpError
 from loggp.plan.experiment import parse_experiment
-from loggp.results.protocol import shim_stats
+from loggp.results.judge import lateness
+from loggp.results.protocol import shim_stats, stats_problem
+from loggp.results.rundir import RunDirError, read_run
 from loggp.tests.cli import loggp
 
 WORKLOAD = "workloads:\n  - {name: w, kind: process, ranks: 1, program: /bin/true}\n"
@@ -338,3 +341,68 @@ def test_the_python_side_reads_no_fifo(tmp_path: Path) -> None:
         assert shim_stats(fifo, 0, problems) == []
     assert problems == [f"{fifo} is not a regular file (the shim appends its counters to a "
                         "regular file)"]  # fmt: skip
+
+
+# --- every entry point against a corpus of malformed inputs ----------------------------------
+
+_NOISE = list(":{}[],&*!|>'\"%@`#-? \t\n\0\\$") + ["!!int ", "<<: ", "\xe9", "\u2028", "9" * 5000]
+
+
+def _mutants(text: str, seed: int, count: int) -> list[str]:
+    """text cut at every 17th character, and count copies with one to three random
+    insertions, deletions or replacements of YAML's and JSON's significant characters."""
+    rnd = random.Random(seed)
+    out = [text[:n] for n in range(0, len(text), 17)]
+    for _ in range(count):
+        t = text
+        for _ in range(rnd.randint(1, 3)):
+            at = rnd.randrange(len(t))
+            noise = rnd.choice(_NOISE)
+            t = rnd.choice(
+                [t[:at] + noise + t[at:], t[:at] + t[at + 1 :], t[:at] + noise + t[at + 1 :]]
+            )
+        out.append(t)
+    return out
+
+
+@pytest.mark.unit
+def test_the_loader_answers_every_malformed_file_with_one_line() -> None:
+    """The built-in suite and an experiment with services, mutated: each is an experiment
+    or a LoggpError of one line, never another exception."""
+    services = (
+        "version: 1\nname: t\nservices:\n"
+        "  - {name: s, program: x, count: 2, ready: 'p=(?P<p>\\d+)',"
+        " mkdir: ['${point_dir}/d${index}'], ready_timeout: 5s}\nworkloads:\n"
+        "  - {name: w, program: y, args: ['${service.s[1].p}', '$$x'], timeout: 1min}\n"
+    )
+    suite = (Path(__file__).parents[2] / "loggp" / "suites" / "default.yaml").read_text()
+    for source in (services, suite):
+        for text in _mutants(source, seed=32, count=300):
+            try:
+                parse_experiment(text, "exp.yaml")
+            except LoggpError as e:
+                assert "\n" not in str(e) and str(e).startswith("exp.yaml"), (text, e)
+
+
+@pytest.mark.unit
+def test_run_json_and_stats_readers_answer_every_malformed_file(
+    good_run: Path, tmp_path: Path
+) -> None:
+    """A real run.json and a real counter line, mutated: read_run gives a RunRecord or a
+    RunDirError; shim_stats keeps only lines of the shim's types, never raises."""
+    path = good_run / "run.json"
+    text = path.read_text()
+    for mutant in _mutants(text, seed=32, count=200):
+        path.write_text(mutant)
+        try:
+            read_run(good_run)
+        except RunDirError as e:
+            assert "\n" not in str(e), e
+    line = json.dumps({"pid": 7, "provider": "tcp", "msgs": 3, "late_max_ns": 12,
+                       "late_hist_us": [1] + [0] * 15})  # fmt: skip
+    stats = tmp_path / "stats.jsonl"
+    stats.write_text("\n".join(_mutants(line, seed=32, count=300)) + "\n")
+    problems: list[str] = []
+    for obj in shim_stats(stats, 0, problems):
+        assert stats_problem(obj) is None
+        assert lateness([obj]) is None or lateness([obj]).releases >= 0
