@@ -8,15 +8,13 @@ StoredPoint.  This module adds what run.json says about the run, and turns every
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from analysis.errors import ReportError
-from loggp.errors import one_line
 from loggp.results.reader import StoredPoint, read_points
-from loggp.results.rundir import RUN_FILE
+from loggp.results.rundir import RUN_FILE, RunDirError, read_run_doc
 from loggp.results.store import STORE_FILE, StoreError
 
 
@@ -53,15 +51,9 @@ def load_run(run_dir: Path) -> Run:
 def load_run_info(run_dir: Path) -> RunInfo:
     path = run_dir / RUN_FILE
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ReportError(f"{path}: not found (is {run_dir} a run directory?)") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise ReportError(f"{path}: cannot read: {one_line(e)}") from None
-    except json.JSONDecodeError as e:
-        raise ReportError(f"{path}: not valid JSON: {e.msg} at line {e.lineno}") from None
-    if not isinstance(doc, dict):
-        raise ReportError(f"{path}: expected a JSON object, found {type(doc).__name__}")
+        doc = read_run_doc(path)
+    except RunDirError as e:
+        raise ReportError(str(e)) from None
 
     # the top level's plain values (state, source, ...) and then the provenance object
     prov = {k: v for k, v in doc.items() if k != "name" and not isinstance(v, dict | list)}

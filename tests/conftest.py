@@ -146,6 +146,9 @@ def base_env() -> dict[str, str]:
     # its acks, so an ack lost after the peer has exited leaves the sender waiting for
     # ever (a race of rxd's own, hit in ~10 % of runs beneath ΔL = 10 us; tests/README.md).
     env.setdefault("FI_OFI_RXD_MAX_UNACKED", "8")
+    # These tests mean loopback: libfabric's tcp provider would otherwise bind to whichever
+    # interface it finds first, one that another run (a testbed) may remove meanwhile.
+    env["FI_TCP_IFACE"] = "lo"
     if os.geteuid() == 0:
         env["OMPI_ALLOW_RUN_AS_ROOT"] = "1"
         env["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1"
@@ -177,6 +180,13 @@ def _no_stale_shm_regions() -> None:
     process with a reused pid fail fi_enable (loggp/run/shmregion.py); loggp run and
     loggp exec clear them the same way."""
     remove_stale_regions()
+
+
+@pytest.fixture
+def lock_dir(tmp_path: Path) -> dict[str, str]:
+    """LOGGP_RUN_DIR for a `loggp run` of the test: the machine's run lock in a directory of
+    the test's own, never the user's."""
+    return {"LOGGP_RUN_DIR": str(tmp_path / "lock")}
 
 
 @pytest.fixture(scope="session")

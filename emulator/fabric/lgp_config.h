@@ -22,4 +22,8 @@ struct lgp_config {
 /* Loads the configuration on first use; thread-safe, never NULL. */
 const struct lgp_config *lgp_config_get(void);
 
+/* LOGGP_STATS_FILE opened to append, never blocking: the fd, or -EINVAL for
+ * anything but a regular file, or -errno. */
+int lgp_stats_file_open(const char *path);
+
 #endif /* LGP_CONFIG_H */

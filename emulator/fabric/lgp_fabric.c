@@ -52,7 +52,7 @@ void lgp_fabric_stats_write(struct lgp_fabric *fab)
 		return;
 	line[len++] = '\n';
 	/* One O_APPEND write per line keeps lines of concurrent ranks whole. */
-	fd = open(cfg->stats_file, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+	fd = lgp_stats_file_open(cfg->stats_file);
 	if (fd < 0) {
 		LGP_WARN(FI_LOG_FABRIC, "cannot open LOGGP_STATS_FILE %s\n",
 			 cfg->stats_file);

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <lgp/clock.h>
@@ -45,19 +46,36 @@ static const char *lgp_knob_text(enum lgp_knob knob, void *ctx)
 
 /*
  * The counters are written at exit, when nobody could act on a failure:
- * a file that cannot be appended to is refused now, before any fabric runs.
+ * a file that cannot be appended to is refused now, before any fabric runs,
+ * and so is anything but a regular file (a FIFO would block the open, and
+ * /dev/full or /dev/null would lose the counters): lgp_stats_file_open().
  */
 static int lgp_stats_file_check(const char *path, char *errmsg, size_t len)
 {
-	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+	int fd = lgp_stats_file_open(path);
 
 	if (fd >= 0) {
 		close(fd);
 		return 0;
 	}
-	snprintf(errmsg, len, "cannot write %s '%.120s': %s (the shim's counters go there)",
-		 lgp_setting_env(LGP_SETTING_STATS_FILE), path, strerror(errno));
-	return -errno;
+	snprintf(errmsg, len, "cannot write %s '%.120s': %s (the shim's counters go there: "
+		 "a regular file)", lgp_setting_env(LGP_SETTING_STATS_FILE), path,
+		 fd == -EINVAL ? "not a regular file" : strerror(-fd));
+	return fd;
+}
+
+int lgp_stats_file_open(const char *path)
+{
+	struct stat st;
+	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NONBLOCK, 0644);
+
+	if (fd < 0)
+		return errno == ENXIO ? -EINVAL : -errno; /* ENXIO: a FIFO nobody reads */
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -EINVAL;
+	}
+	return fd;
 }
 
 /*

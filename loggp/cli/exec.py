@@ -15,7 +15,7 @@ from loggp.cli import options
 from loggp.errors import UsageError
 from loggp.plan.knobs import inherited_knob_env
 from loggp.results.lateness import Lateness, LatenessError
-from loggp.results.protocol import core_messages, shim_stats
+from loggp.results.protocol import StatsFileError, core_messages, open_stats_file, shim_stats
 from loggp.run.ompi import shim_mca_env
 from loggp.run.proc import run_foreground
 from loggp.run.shim import process_env
@@ -68,9 +68,11 @@ def cmd_exec(args: argparse.Namespace, console: Console) -> int:
         )
     if args.stats:
         try:  # the shim writes at exit, when a failure could no longer stop the command
-            args.stats.open("a").close()
+            os.close(open_stats_file(args.stats, write=True))
         except OSError as e:
             raise UsageError(f"exec: cannot write --stats {args.stats}: {e.strerror}") from None
+        except StatsFileError as e:
+            raise UsageError(f"exec: cannot write --stats: {e}") from None
     # Without --stats the counters still go somewhere: they tell whether the shim was used.
     with tempfile.TemporaryDirectory(prefix="loggp-exec-") as tmp:
         stats_path = args.stats or Path(tmp) / "stats.jsonl"
@@ -87,7 +89,10 @@ def cmd_exec(args: argparse.Namespace, console: Console) -> int:
         remove_stale_regions()
         start = _size(stats_path)
         rc = run_foreground(argv, env, args.timeout, f"command '{argv[0]}'")
-        stats = shim_stats(stats_path, start)
+        problems: list[str] = []
+        stats = shim_stats(stats_path, start, problems)
+        for problem in problems:
+            print(f"loggp: exec: warning: {problem}", file=sys.stderr)
         if args.stats and stats:
             print(f"loggp: exec: {stats_summary(args.stats, stats)}", file=sys.stderr)
         if not core_messages(stats):

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import re
 
 from loggp.measure.demo import DEFAULT_PROVIDER
+from loggp.plan.experiment import check_duration
 from loggp.plan.knobs import Knob, KnobSet
 
 
@@ -46,16 +48,43 @@ def knobs(args: argparse.Namespace) -> KnobSet:
 
 
 def positive(text: str) -> float:
+    """Seconds: a number above zero and at most MAX_DURATION_S (not nan, not inf)."""
     try:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a number: '{text}'") from None
     if value <= 0:
         raise argparse.ArgumentTypeError(f"must be greater than zero: '{text}'")
-    return value
+    try:
+        return check_duration(value, f"'{text}' (seconds)")
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def count(text: str) -> int:
     if not text.isdigit() or int(text) == 0:
         raise argparse.ArgumentTypeError(f"not a positive whole number: '{text}'")
     return int(text)
+
+
+_SIZE = re.compile(r"([0-9]+)([KMG])")
+_SIZE_SHIFT = {"K": 10, "M": 20, "G": 30}
+MAX_POINT_PIDS = 1 << 22  # the kernel's pid_max at most
+
+
+def pids(text: str) -> int:
+    """A pids limit per point: 8 to MAX_POINT_PIDS."""
+    n = count(text)
+    if not 8 <= n <= MAX_POINT_PIDS:
+        raise argparse.ArgumentTypeError(f"'{text}': expected 8 to {MAX_POINT_PIDS} processes")
+    return n
+
+
+def memory_size(text: str) -> int:
+    """Bytes from '512M', '2G' (K, M, G: 1024-based): 4M to 1024G."""
+    m = _SIZE.fullmatch(text.strip())
+    if m is None or not 4 << 20 <= int(m[1]) << _SIZE_SHIFT[m[2]] <= 1 << 40:
+        raise argparse.ArgumentTypeError(
+            f"bad size '{text}': expected <whole number>{{K|M|G}} from 4M to 1024G, e.g. 512M"
+        )
+    return int(m[1]) << _SIZE_SHIFT[m[2]]

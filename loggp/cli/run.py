@@ -8,7 +8,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from loggp.cli.options import positive
+from loggp.cli.options import memory_size, pids, positive
 from loggp.cli.report import report
 from loggp.cli.show import print_plan
 from loggp.errors import LoggpError
@@ -22,6 +22,7 @@ from loggp.results.rundir import (
     read_run,
     stored_experiment,
 )
+from loggp.run.cgroup import Limits, detect
 from loggp.run.launch import preflight
 from loggp.run.runlock import RunLock
 from loggp.run.runner import RunOptions, new_record, run_plan
@@ -71,6 +72,20 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--no-report", action="store_true", help="do not write the report")
     p.add_argument(
+        "--point-pids",
+        type=pids,
+        metavar="N",
+        help="at most N processes and threads per point, its services' included (a cgroup "
+        "limit: refused where the host's cgroups cannot enforce it)",
+    )
+    p.add_argument(
+        "--point-memory",
+        type=memory_size,
+        metavar="SIZE",
+        help="at most SIZE of memory per point, e.g. 512M or 2G (cgroup v2's memory.max: "
+        "refused where the host lacks it)",
+    )
+    p.add_argument(
         "--wait-lock",
         type=positive,
         metavar="SECONDS",
@@ -118,6 +133,7 @@ def _run(args: argparse.Namespace, console: Console, lock: RunLock) -> int:
         check_plan_size(exp)  # before the run directory is made
         exp_dir = args.file.resolve().parent if args.file else None
     preflight(exp, exp_dir)
+    containment = detect().with_limits(Limits(args.point_pids, args.point_memory))
     if exp.emulator.shim == "fabric":
         shim_library()
     if not args.resume:
@@ -134,6 +150,7 @@ def _run(args: argparse.Namespace, console: Console, lock: RunLock) -> int:
             strict=args.strict,
             prometheus=args.prometheus,
             exp_dir=exp_dir,
+            containment=containment,
         ),
         console,
     )

@@ -35,6 +35,7 @@ from typing import Any
 from loggp.errors import LoggpError, UsageError, one_line
 from loggp.net import netns, sshhosts
 from loggp.net.wirectl import WireControl, WireControlError, wire_request
+from loggp.plan.experiment import MAX_HOSTS
 from loggp.run.proc import failure_line
 from loggp.run.proctree import Identity, end_tree, proc_start_time, stop, wait_gone
 from loggp.run.shim import build_dir
@@ -43,7 +44,6 @@ STATE_VERSION = 1
 DEFAULT_PREFIX = "lgp"
 SUBNET = "10.231.0"
 MTU = 1500
-MAX_HOSTS = 64
 READY_TIMEOUT_S = 30.0
 STOP_TIMEOUT_S = 10.0
 PING_TRIES = 5

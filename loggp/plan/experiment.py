@@ -17,11 +17,13 @@ reads `FILE:LINE: key 'workloads[0].ranks': <what is wrong> (<what is accepted>)
 
 from __future__ import annotations
 
+import math
 import re
 from importlib import resources
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
+import regex
 from pydantic import (
     AfterValidator,
     BaseModel,
@@ -33,7 +35,7 @@ from pydantic import (
     model_validator,
 )
 
-from loggp.errors import LoggpError
+from loggp.errors import LoggpError, one_line
 from loggp.plan.knobs import Knob, KnobSet, conflict, parse_knob
 from loggp.plan.placeholders import INSTANCE_NAMES, POINT_NAMES, names_in, service_ref
 from loggp.plan.yamlpos import Located, Path_, decode_text, load_located
@@ -41,11 +43,14 @@ from loggp.plan.yamlpos import Located, Path_, decode_text, load_located
 SCHEMA_VERSION = 1
 DEFAULT_SUITE = "default.yaml"
 MAX_FILE_BYTES = 1 << 20  # an experiment is a few hundred bytes; /dev/zero is endless
+MAX_HOSTS = 64  # hosts of a namespace testbed (loggp testbed up N)
+MAX_DURATION_S = 24 * 3600  # every timeout and wait: a point of a day is a run of its own
 
 _DURATION_RE = re.compile(r"([0-9]+(?:\.[0-9]+)?) ?(ms|s|min|h)")
 _DURATION_SCALE = {"ms": 1e-3, "s": 1.0, "min": 60.0, "h": 3600.0}
 _NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 _PREFIX_RE = re.compile(r"[a-z][a-z0-9]{0,9}")
+_NAMED_KEY = re.compile(r"(\w+)\[(\d+)\]\.(\w+)")  # "services[0].args: ..." of _consistent
 
 
 class ExperimentError(LoggpError):
@@ -55,12 +60,35 @@ class ExperimentError(LoggpError):
 
 
 def parse_duration(text: object) -> float:
-    """'30s', '500ms', '2min', '1h' -> seconds; ValueError with the accepted forms."""
+    """'30s', '500ms', '2min', '1h' -> seconds; ValueError with the accepted forms, and for
+    more than MAX_DURATION_S."""
     if isinstance(text, str):
         m = _DURATION_RE.fullmatch(text.strip())
         if m and float(m.group(1)) > 0:
-            return float(m.group(1)) * _DURATION_SCALE[m.group(2)]
+            return check_duration(float(m.group(1)) * _DURATION_SCALE[m.group(2)], repr(text))
     raise ValueError(f"bad duration {text!r}: expected <number>{{ms|s|min|h}} above 0, e.g. 30s")
+
+
+def check_duration(seconds: float, text: str) -> float:
+    """seconds if finite and within MAX_DURATION_S, else ValueError naming text and the cap
+    (every timeout and wait of loggp is bounded by it: docs/experiments.md, Limits)."""
+    if not math.isfinite(seconds) or not 0 < seconds <= MAX_DURATION_S:
+        raise ValueError(
+            f"bad duration {text}: expected above 0 and at most {MAX_DURATION_S // 3600:g}h "
+            "(MAX_DURATION_S)"
+        )
+    return seconds
+
+
+def ready_pattern(text: str) -> regex.Pattern[str]:
+    """A service's `ready` pattern, compiled by the matcher that runs it (the `regex`
+    module, whose searches take a time budget); ValueError naming what is wrong."""
+    try:
+        return regex.compile(text)
+    except (regex.error, ValueError, OverflowError, RecursionError) as e:
+        raise ValueError(
+            f"bad pattern {text!r}: {one_line(e)} (expected a Python regular expression)"
+        ) from None
 
 
 def _knob_name(name: str) -> str:
@@ -145,7 +173,7 @@ class Service(_Model):
     args: Args = []
     count: Annotated[int, Field(ge=1, le=64)] = 1
     mkdir: list[str] = []
-    hosts: list[Annotated[int, Field(ge=0)]] = []
+    hosts: list[Annotated[int, Field(ge=0, lt=MAX_HOSTS)]] = []
     ready: str
     ready_timeout: float = 30.0
     stop_timeout: float = 10.0
@@ -160,17 +188,12 @@ class Service(_Model):
     @field_validator("ready")
     @classmethod
     def _pattern(cls, v: str) -> str:
-        try:
-            re.compile(v)
-        except re.error as e:
-            raise ValueError(
-                f"bad pattern {v!r}: {e} (expected a Python regular expression)"
-            ) from None
+        ready_pattern(v)
         return v
 
     def fields(self) -> set[str]:
         """What ${service.NAME.FIELD} may name: host, and the ready pattern's groups."""
-        return {"host", *re.compile(self.ready).groupindex}
+        return {"host", *ready_pattern(self.ready).groupindex}
 
 
 class Launcher(_Model):
@@ -227,7 +250,7 @@ class Experiment(_Model):
     output: str = "results"
     repeats: Annotated[int, Field(ge=1, le=1000)] = 1
     warmup: Annotated[int, Field(ge=0, le=100)] = 0
-    seed: int = 1
+    seed: Annotated[int, Field(ge=0, lt=1 << 64)] = 1
     timeout: float = 120.0
     launcher: Launcher = Launcher()
     emulator: Emulator = Emulator()
@@ -296,7 +319,11 @@ class Experiment(_Model):
         """Every ${...} of arg names the point, one of local, or a field of one of the
         services started before."""
         before = {s.name: s for s in started}
-        for name in names_in(arg):
+        try:
+            names = list(names_in(arg))
+        except ValueError as e:
+            raise ValueError(f"{where}: {e}") from None
+        for name in names:
             if name in POINT_NAMES or name in local:
                 continue
             ref = service_ref(name)
@@ -363,9 +390,10 @@ def _model_at(path: Path_) -> type[BaseModel] | None:
 
 def _describe(err: dict[str, Any], located: Located, source: str) -> str:
     path = _loc_path(tuple(err["loc"]))
-    line = located.line_of(path)
-    where = f"{source}:{line}" if line else source
     msg = str(err["msg"]).removeprefix("Value error, ")
+    named = _NAMED_KEY.match(msg) if not path else None  # a check of the whole file's
+    line = located.line_of((named[1], int(named[2]), named[3]) if named else path)
+    where = f"{source}:{line}" if line else source
     if err["type"] == "extra_forbidden":
         parent = _model_at(tuple(p for p in path[:-1] if not isinstance(p, int)))
         accepted = f" (accepted keys: {_allowed_keys(parent)})" if parent else ""

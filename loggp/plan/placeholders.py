@@ -6,7 +6,7 @@
     ${service.NAME[I].FIELD}     group of that service's `ready` pattern; of instance I
 
 They are checked when the experiment is loaded and filled in when a point starts.  `$$` is a
-literal `$`.
+literal `$`; a `${` without its `}` is an error.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Mapping
 
-_PLACEHOLDER = re.compile(r"\$\$|\$\{([^}]*)\}")
+_PLACEHOLDER = re.compile(r"\$\$|\$\{([^}]*)(\}?)")
 _SERVICE = re.compile(r"service\.([A-Za-z0-9][A-Za-z0-9_.-]*?)(?:\[(\d+)\])?\.(\w+)")
 
 POINT_NAMES = frozenset({"point_dir"})
@@ -22,10 +22,17 @@ INSTANCE_NAMES = frozenset({"index", "count", "host"})
 
 
 def names_in(text: str) -> Iterator[str]:
-    """The names of the placeholders of text, in order."""
+    """The names of the placeholders of text, in order; ValueError for a `${` that is not
+    closed."""
     for m in _PLACEHOLDER.finditer(text):
-        if m.group(0) != "$$":
-            yield m.group(1)
+        if m.group(0) == "$$":
+            continue
+        if not m.group(2):
+            raise ValueError(
+                f"unterminated placeholder {m.group(0)[:40]!r} in {text[:60]!r}: expected "
+                "${NAME} (write $$ for a literal $)"
+            )
+        yield m.group(1)
 
 
 def service_ref(name: str) -> tuple[str, int, str] | None:

@@ -10,7 +10,10 @@ was written.
 
 Hostile files get one line too: text that is not UTF-8 (the byte, its offset and line),
 aliases that would expand past MAX_ALIAS_VALUES values ("billion laughs") or refer to
-themselves, and nesting deeper than MAX_DEPTH levels.
+themselves, nesting deeper than MAX_DEPTH levels, a tag that is not one of YAML's plain
+types (`!foo`, `!!binary`, `!!set`), a value its tag cannot hold (`!!int abc`, an integer of
+more than 4300 digits, `!!timestamp 2001-13-45`) and a NUL byte in a text value (no
+argument, path or name can hold one).
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from typing import Any
 
 import yaml
 
-from loggp.errors import LoggpError
+from loggp.errors import LoggpError, one_line
 
 Path_ = tuple[str | int, ...]
 
@@ -28,6 +31,7 @@ Path_ = tuple[str | int, ...]
 MAX_ALIAS_VALUES = 10_000
 # Levels of nesting a document may have; an experiment has five.
 MAX_DEPTH = 50
+_ACCEPTED = "accepted: untagged values, or !!str, !!int, !!float, !!bool, !!null, !!seq, !!map"
 
 
 class YamlError(LoggpError):
@@ -52,9 +56,14 @@ class Located:
         return None
 
 
-def _scalar(node: yaml.Node) -> Any:
-    """A scalar node's value with YAML's safe typing (int, float, bool, null, text)."""
-    return yaml.constructor.SafeConstructor().construct_object(node, deep=True)
+_TAG = "tag:yaml.org,2002:"
+# The tags an experiment's values may carry, written (`!!int 5`) or implied (`5`).
+SCALAR_TAGS = frozenset(_TAG + t for t in ("str", "int", "float", "bool", "null", "timestamp"))
+COLLECTION_TAGS = frozenset({_TAG + "seq", _TAG + "map"})
+
+
+def _tag_text(tag: str) -> str:
+    return "!!" + tag.removeprefix(_TAG) if tag.startswith(_TAG) else tag
 
 
 def decode_text(data: bytes, source: str) -> str:
@@ -82,6 +91,25 @@ class _Converter:
 
     def fail(self, node: yaml.Node, msg: str) -> YamlError:
         return YamlError(f"{self.source}:{node.start_mark.line + 1}: {msg}")
+
+    def scalar(self, node: yaml.Node) -> Any:
+        """A scalar node's value with YAML's safe typing (int, float, bool, null, text,
+        date); YamlError for any other tag, a value its tag cannot hold, or a NUL byte."""
+        if node.tag not in SCALAR_TAGS:
+            raise self.fail(node, f"tag {_tag_text(node.tag)} is not accepted ({_ACCEPTED})")
+        try:
+            value = yaml.constructor.SafeConstructor().construct_object(node, deep=True)
+        except (ValueError, OverflowError, yaml.YAMLError) as e:
+            text = node.value if len(node.value) <= 40 else node.value[:37] + "..."
+            why = one_line(e).split(";")[0]  # not Python's advice on raising its digit cap
+            raise self.fail(node, f"{text!r} is not a valid {_tag_text(node.tag)}: {why}") from None
+        if isinstance(value, str) and "\0" in value:
+            raise self.fail(
+                node,
+                f"a NUL byte (\\0) at character {value.index(chr(0))} of {value[:40]!r}: "
+                "no argument, path or name can hold one",
+            )
+        return value
 
     def convert(self, node: yaml.Node, path: Path_) -> Any:
         if len(path) > MAX_DEPTH:
@@ -119,6 +147,8 @@ class _Converter:
 
     def _value(self, node: yaml.Node, path: Path_) -> Any:
         line = node.start_mark.line + 1
+        if isinstance(node, yaml.CollectionNode) and node.tag not in COLLECTION_TAGS:
+            raise self.fail(node, f"tag {_tag_text(node.tag)} is not accepted ({_ACCEPTED})")
         if isinstance(node, yaml.MappingNode):
             out: dict[str, Any] = {}
             merged: dict[str, Any] = {}
@@ -127,7 +157,9 @@ class _Converter:
                     for k, v in self._merged(value_node, path).items():
                         merged.setdefault(k, v)
                     continue
-                key = _scalar(key_node)
+                if not isinstance(key_node, yaml.ScalarNode):
+                    raise self.fail(key_node, "keys must be text, not a list or mapping")
+                key = self.scalar(key_node)
                 if not isinstance(key, str):
                     raise self.fail(key_node, f"keys must be text, not {key!r}")
                 if key in out:
@@ -142,7 +174,7 @@ class _Converter:
         self.lines[path] = line
         if isinstance(node, yaml.SequenceNode):
             return [self.convert(item, (*path, i)) for i, item in enumerate(node.value)]
-        return _scalar(node)
+        return self.scalar(node)
 
 
 def load_located(text: str, source: str) -> Located:

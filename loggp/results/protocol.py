@@ -10,13 +10,20 @@ runner believes it: the first key that breaks them, named with what is expected.
 
 from __future__ import annotations
 
+import errno
 import json
 import math
+import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from loggp.errors import LoggpError
+from loggp.results.lateness import LATE_BUCKETS, LATE_HIST_KEY
+
 PROTOCOL_VERSION = 1
+MAX_STATS_BYTES = 64 << 20  # a point's counter lines: ~300 bytes per process
 RESULT_KEY = "loggp_result"
 # The counts of `msgs` besides per_rank (docs/results.md), each a MsgCounts field.
 MSG_COUNTS = (
@@ -167,18 +174,83 @@ class MsgCounts:
         return cls(**{name: _count(msgs.get(name)) for name in MSG_COUNTS})
 
 
-def shim_stats(path: Path, offset: int = 0) -> list[dict[str, Any]]:
-    """The shim's per-process counter lines (LOGGP_STATS_FILE) from byte offset on (the
-    lines appended since the file had that size); [] when there are none."""
+class StatsFileError(LoggpError):
+    """A statistics file that is not a regular file (a FIFO, a device)."""
+
+    exit_code = 2
+
+
+def open_stats_file(path: Path, write: bool = False) -> int:
+    """path opened without blocking (a FIFO cannot hang it), to append (created) or read;
+    StatsFileError naming it if it is not a regular file, OSError if it cannot be opened."""
+    mode = os.O_WRONLY | os.O_APPEND | os.O_CREAT if write else os.O_RDONLY
     try:
-        text = path.read_bytes()[offset:].decode(errors="replace")
-    except OSError:
+        fd = os.open(path, mode | os.O_NONBLOCK | os.O_CLOEXEC, 0o644)
+    except OSError as e:
+        if e.errno != errno.ENXIO:  # ENXIO: a FIFO that nobody reads
+            raise
+        fd = -1
+    if fd < 0 or not stat.S_ISREG(os.fstat(fd).st_mode):
+        if fd >= 0:
+            os.close(fd)
+        raise StatsFileError(
+            f"{path} is not a regular file (the shim appends its counters to a regular file)"
+        )
+    return fd
+
+
+def stats_problem(obj: dict[str, Any]) -> str | None:
+    """What makes a line other than the shim's counters (emulator/core/src/stats.c):
+    every value a whole number from 0 to 2^64 - 1, `provider` text or null, `late_hist_us`
+    a list of LATE_BUCKETS such numbers."""
+    for key, v in obj.items():
+        if key == "provider":
+            ok = v is None or isinstance(v, str)
+        elif key == LATE_HIST_KEY:
+            ok = isinstance(v, list) and len(v) == LATE_BUCKETS and all(_is_u64(n) for n in v)
+        else:
+            ok = _is_u64(v)
+        if not ok:
+            return f"key '{key}': expected a whole number from 0 to 2^64 - 1, got {_shown(v)}"
+    return None
+
+
+def _is_u64(v: Any) -> bool:
+    return _is_count(v) and v < 1 << 64
+
+
+def shim_stats(
+    path: Path, offset: int = 0, problems: list[str] | None = None
+) -> list[dict[str, Any]]:
+    """The shim's per-process counter lines (LOGGP_STATS_FILE) from byte offset on (the
+    lines appended since the file had that size); [] when there are none.  At most
+    MAX_STATS_BYTES are read; a line that is not the shim's (stats_problem), a file that is
+    not a regular file or too large are said in problems and left out."""
+    problems = [] if problems is None else problems
+    try:
+        fd = open_stats_file(path)
+    except FileNotFoundError:
         return []
+    except (OSError, StatsFileError) as e:
+        problems.append(str(e) if isinstance(e, StatsFileError) else f"{path}: {e.strerror}")
+        return []
+    with os.fdopen(fd, "rb") as f:
+        f.seek(offset)
+        data = f.read(MAX_STATS_BYTES + 1)
+    if len(data) > MAX_STATS_BYTES:
+        problems.append(f"{path}: only its first {MAX_STATS_BYTES >> 20} MiB read")
     out: list[dict[str, Any]] = []
-    for line in text.splitlines():
+    bad: list[str] = []
+    for n, line in enumerate(data[:MAX_STATS_BYTES].decode(errors="replace").splitlines(), 1):
         obj = _json(line)
-        if isinstance(obj, dict):
+        why = "not a JSON object" if not isinstance(obj, dict) else stats_problem(obj)
+        if why is None:
             out.append(obj)
+        elif line.strip():
+            bad.append(f"line {n}: {why}")
+    if bad:
+        more = f" (and {len(bad) - 1} more)" if len(bad) > 1 else ""
+        problems.append(f"{path}: not the shim's counters, left out: {bad[0]}{more}")
     return out
 
 

@@ -155,7 +155,6 @@ def _netns_argv(exp: Experiment, ranks: int, env: dict[str, str], point_dir: Pat
     state = _testbed(prefix)
     hostfile = netns_hostfile(prefix, state.hosts, exp.launcher.slots, point_dir / "hostfile")
     agent = netns_agent(prefix, state.hosts, point_dir / "rsh-agent")
-    env["FI_TCP_IFACE"] = "eth0"
     return [
         *pinned(), tool("ip", "iproute2"), "netns", "exec", host_ns(prefix, 0), _mpirun(),
         "--hostfile", str(hostfile), "--map-by", "node",
@@ -258,6 +257,21 @@ def _check_supported(exp: Experiment) -> None:
         _testbed(exp.launcher.netns_prefix)
 
 
+LOOPBACK_IFACE = "lo"
+
+
+def tcp_iface(launcher: Launcher) -> str | None:
+    """The interface libfabric's tcp provider must use (FI_TCP_IFACE): the testbed's eth0
+    under netns; lo where every process runs on this machine (launcher local, or mpirun
+    without a hostfile), never whichever interface the provider finds first (one another
+    run may remove meanwhile); None where the hosts decide (a hostfile, an inventory)."""
+    if launcher.kind == "netns":
+        return "eth0"
+    if launcher.kind == "local" or (launcher.kind == "mpirun" and not launcher.hostfile):
+        return LOOPBACK_IFACE
+    return None
+
+
 def point_launch(
     exp: Experiment,
     w: Workload,
@@ -278,6 +292,9 @@ def point_launch(
     # Programs that open libfabric themselves (the KVS brokers of kap) use the
     # experiment's provider, as MPI's mtl does; mpirun forwards LOGGP_* with -x.
     env["LOGGP_PROVIDER"] = exp.emulator.provider
+    iface = tcp_iface(exp.launcher)
+    if iface is not None:
+        env["FI_TCP_IFACE"] = iface
     if w.kind == "process":
         if exp.launcher.kind == "netns":
             _testbed(exp.launcher.netns_prefix)

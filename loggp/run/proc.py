@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from loggp.errors import CommandNotFoundError, ToolFailedError, ToolTimeoutError
+from loggp.run.capture import tail_text
 from loggp.run.proctree import end_tree
 
 _TAIL_BYTES = 4096
@@ -41,13 +42,7 @@ def failure_line(path: Path) -> str:
     (Prometheus and node_exporter go on logging shut-down lines after the error, and
     their goroutines may log after it too), else the last non-empty line.
     """
-    try:
-        with path.open("rb") as f:
-            f.seek(max(0, path.stat().st_size - _TAIL_BYTES))
-            lines = f.read().decode("utf-8", errors="replace").splitlines()
-    except OSError:
-        return ""
-    lines = [ln.strip() for ln in lines if ln.strip()]
+    lines = [ln.strip() for ln in tail_text(path, _TAIL_BYTES).splitlines() if ln.strip()]
     errors = [ln for ln in lines if _LOGFMT_ERROR.search(ln)]
     return (errors or lines or [""])[-1]
 
@@ -64,14 +59,25 @@ def recording(records: Path) -> Iterator[None]:
         _records = old
 
 
-def kept(argv: Sequence[str], grace: float = 0.0) -> list[str]:
+def kept(
+    argv: Sequence[str],
+    grace: float = 0.0,
+    *,
+    cgroups: Sequence[Path] = (),
+    outputs: tuple[Path, Path] | None = None,
+) -> list[str]:
     """argv beneath a keeper whose runner is this process; grace is the time argv gets
-    between SIGTERM and SIGKILL when it is ended.  Start it from the main thread: the
-    keeper ends argv when the thread that started it exits."""
+    between SIGTERM and SIGKILL when it is ended; the keeper joins cgroups (cgroup.py) and
+    copies argv's stdout and stderr into outputs, their tails kept (capture.py).  Start it
+    from the main thread: the keeper ends argv when the thread that started it exits."""
     keeper = [sys.executable, "-m", "loggp.run.keeper", "--parent", str(os.getpid())]
     keeper += ["--grace", f"{grace:g}"]
     if _records is not None:
         keeper += ["--record", str(_records)]
+    for group in cgroups:
+        keeper += ["--cgroup", str(group)]
+    if outputs is not None:
+        keeper += ["--stdout", str(outputs[0]), "--stderr", str(outputs[1])]
     return [*keeper, "--", *argv]
 
 

@@ -11,6 +11,7 @@ leaves every finished point stored; --resume continues with the points not yet s
 from __future__ import annotations
 
 import dataclasses
+import os
 import signal
 import subprocess
 import time
@@ -29,7 +30,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from loggp.errors import LoggpError
+from loggp.errors import LoggpError, one_line
 from loggp.metrics.exporter import RunMetrics
 from loggp.metrics.hostnoise import HostNoise, measure_host_noise
 from loggp.metrics.node import cpu_sample, other_cpu
@@ -40,6 +41,15 @@ from loggp.results.judge import LateSummary, degraded_reason, injected_delay_ns,
 from loggp.results.protocol import messages_check, result_line, result_problem, shim_stats
 from loggp.results.rundir import RunRecord, plan_entry, write_run
 from loggp.results.store import STATUS_DEGRADED, STATUS_OK, PointRecord, Store
+from loggp.run.capture import MAX_STREAM_BYTES, dropped_note, tail_text
+from loggp.run.cgroup import (
+    Containment,
+    detect,
+    end_dead_runs,
+    end_recorded_groups,
+    kill_groups,
+    make_group,
+)
 from loggp.run.launch import Launch, point_launch
 from loggp.run.proc import end, kept, recording
 from loggp.run.proctree import end_recorded
@@ -49,6 +59,8 @@ from loggp.run.shmregion import remove_stale_regions
 from loggp.run.wirerun import WireSession
 
 _TAIL_LINES = 20
+KEEPER_LOG = "keeper.log"  # in a point's directory: what its keeper itself said
+KEEPER_ONLY = Containment("keeper", None, "not detected")
 _FIRST_SCRAPE_S = 20.0
 _LAST_SCRAPE_S = 10.0
 PROCESS_RECORDS = "pids"  # in the run directory: the processes running now (proctree.py)
@@ -64,6 +76,7 @@ class RunOptions:
     service_targets: Path | None = None  # the Prometheus server's services file, if any
     node_exporter: str | None = None  # host:port read for the host's contention (run_plan's)
     host_noise: HostNoise | None = None  # the host's own stalls (run_plan's)
+    containment: Containment = KEEPER_ONLY  # a cgroup per point where the host allows
 
 
 @dataclass
@@ -83,30 +96,45 @@ class RunSummary:
 
 
 def _tail(path: Path) -> str:
+    return "\n".join(tail_text(path).splitlines()[-_TAIL_LINES:])
+
+
+def _note(point_dir: Path, line: str) -> None:
+    """A line of the runner's in the point's stderr (and so in its stored tail)."""
     try:
-        lines = path.read_text(errors="replace").splitlines()
+        with (point_dir / "stderr").open("a") as f:
+            f.write(f"loggp: {line}\n")
     except OSError:
-        return ""
-    return "\n".join(lines[-_TAIL_LINES:])
+        pass  # a full disk: the point is stored without it
 
 
 def _interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
 
 
-def _execute(launch: Launch, point_dir: Path, timeout: float) -> tuple[int | None, bool]:
-    """Runs the point's command beneath a keeper; (exit status, timed out).  A timeout,
-    Ctrl-C or SIGTERM ends its whole tree (every host's processes under netns) before
-    returning or propagating, and so does the runner's death: no rank outlives the runner."""
-    with (point_dir / "stdout").open("wb") as out, (point_dir / "stderr").open("wb") as err:
-        proc = subprocess.Popen(
-            kept(launch.argv),
-            env=launch.env,
-            stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=err,
-            start_new_session=True,
-        )
+def _execute(
+    launch: Launch, point_dir: Path, timeout: float, groups: list[Path]
+) -> tuple[int | None, bool]:
+    """Runs the point's command beneath a keeper in the point's cgroup, its output into
+    capped files (capture.py); (exit status, timed out).  A timeout, Ctrl-C or SIGTERM ends
+    its whole tree (every host's processes under netns) before returning or propagating, and
+    so does the runner's death: no rank outlives the runner."""
+    outputs = (point_dir / "stdout", point_dir / "stderr")
+    with (point_dir / KEEPER_LOG).open("wb") as keeper_log:
+        try:
+            proc = subprocess.Popen(
+                kept(launch.argv, cgroups=groups, outputs=outputs),
+                env=launch.env,
+                stdin=subprocess.DEVNULL,
+                stdout=keeper_log,
+                stderr=keeper_log,
+                start_new_session=True,
+            )
+        except ValueError as e:  # a NUL byte from a service's ready line
+            for path in outputs:
+                path.write_bytes(b"")
+            _note(point_dir, f"cannot start the point's command: {one_line(e)}")
+            return 127, False
         try:
             return proc.wait(timeout), False
         except subprocess.TimeoutExpired:
@@ -117,29 +145,40 @@ def _execute(launch: Launch, point_dir: Path, timeout: float) -> tuple[int | Non
             raise
 
 
+def _read_stdout(point_dir: Path) -> str:
+    try:
+        with (point_dir / "stdout").open("rb") as f:
+            return f.read(2 * MAX_STREAM_BYTES).decode(errors="replace")  # capped by the keeper
+    except OSError:
+        return ""
+
+
 def _outcome(
     exp: Experiment, p: Point, point_dir: Path, rc: int | None, timed_out: bool
 ) -> tuple[str, float | None, dict[str, Any] | None]:
-    stdout = (point_dir / "stdout").read_text(errors="replace")
-    result = result_line(stdout)
+    for stream in ("stdout", "stderr"):
+        cut = dropped_note(point_dir / stream)
+        if cut is not None:
+            _note(point_dir, f"{stream} cut to its tail: {cut} (MAX_STREAM_BYTES)")
+    keeper = tail_text(point_dir / KEEPER_LOG).strip()
+    if keeper:
+        _note(point_dir, keeper.splitlines()[-1].removeprefix("loggp: "))
+    result = result_line(_read_stdout(point_dir))
     if timed_out:
         return "timeout", None, result
     if rc != 0 or result is None:
         if result is None and rc == 0:
-            with (point_dir / "stderr").open("a") as f:
-                f.write("loggp: the workload printed no result line (docs/results.md)\n")
+            _note(point_dir, "the workload printed no result line (docs/results.md)")
         return "failed", None, result
     problem = result_problem(result)
     if problem is not None:
-        with (point_dir / "stderr").open("a") as f:
-            f.write(f"loggp: invalid result line: {problem} (docs/results.md)\n")
+        _note(point_dir, f"invalid result line: {problem} (docs/results.md)")
         return "invalid", None, result
     if result.get("valid") is False:
         return "invalid", None, result
     value = result.get("metrics", {}).get(p.workload.metric)
     if not isinstance(value, int | float) or isinstance(value, bool):
-        with (point_dir / "stderr").open("a") as f:
-            f.write(f"loggp: the result has no number metrics.{p.workload.metric}\n")
+        _note(point_dir, f"the result has no number metrics.{p.workload.metric}")
         return "failed", None, result
     return "ok", float(value), result
 
@@ -210,6 +249,7 @@ def run_point(exp: Experiment, p: Point, run_dir: Path, opts: RunOptions) -> Poi
         except LoggpError as e:
             return _not_run(p, point_dir, f"cannot set the point's knobs on the wire: {e}")
     remove_stale_regions()  # a killed point's shm files would collide with reused pids
+    groups = make_group(opts.containment, f"{os.getpid()}-{p.seq}", run_dir / PROCESS_RECORDS)
     try:
         with Services(
             exp,
@@ -219,6 +259,7 @@ def run_point(exp: Experiment, p: Point, run_dir: Path, opts: RunOptions) -> Poi
             opts.exp_dir,
             targets_file=opts.service_targets,
             point_id=p.point_id,
+            cgroups=groups,
         ) as services:
             values = services.values
             launch = point_launch(exp, p.workload, p.knobs, point_dir, opts.exp_dir, values)
@@ -226,25 +267,30 @@ def run_point(exp: Experiment, p: Point, run_dir: Path, opts: RunOptions) -> Poi
             started = time.time()
             t0 = time.monotonic()
             before = cpu_sample(opts.node_exporter)
-            rc, timed_out = _execute(launch, point_dir, exp.workload_timeout(p.workload))
+            rc, timed_out = _execute(launch, point_dir, exp.workload_timeout(p.workload), groups)
             contention = other_cpu(before, cpu_sample(opts.node_exporter))
             wall = time.monotonic() - t0
             service_died = services.failure()
     except ServiceError as e:
         return _not_run(p, point_dir, str(e))
+    finally:
+        left = kill_groups(groups)
+    if left:
+        _note(point_dir, f"{left} process(es) outlived the point's keepers: killed with its cgroup")
     status, value, result = _outcome(exp, p, point_dir, rc, timed_out)
     if service_died is not None:
-        with (point_dir / "stderr").open("a") as f:
-            f.write(f"loggp: {service_died} while the point ran\n")
+        _note(point_dir, f"{service_died} while the point ran")
         if status == STATUS_OK:
             status, value = "failed", None
-    stats = shim_stats(stats_path)
+    problems: list[str] = []
+    stats = shim_stats(stats_path, problems=problems)
+    for problem in problems:
+        _note(point_dir, f"LOGGP_STATS_FILE {problem}")
     if opts.wire is not None:
         try:
             stats = opts.wire.record(wire_ports, wire_before)
         except LoggpError as e:
-            with (point_dir / "stderr").open("a") as f:
-                f.write(f"loggp: the wire's counters after the point: {e}\n")
+            _note(point_dir, f"the wire's counters after the point: {e}")
             stats = [{"shim": "wire", **port} for port in wire_ports]
             status, value = "failed", None
     check = messages_check(result, stats, exp.emulator.shim == "fabric") if result else None
@@ -348,7 +394,11 @@ def run_plan(
     # Processes of a run that died with its keepers (both SIGKILLed) may still run, and
     # its Prometheus still hold the TSDB: end those its records still name exactly.
     records = run_dir / PROCESS_RECORDS
-    ended = end_recorded(records)
+    ended = end_recorded(records) + end_recorded_groups(records)
+    if opts.containment is KEEPER_ONLY:
+        opts = dataclasses.replace(opts, containment=detect())
+    ended += end_dead_runs(opts.containment)
+    rec.provenance["containment"] = opts.containment.describe()
     if ended:
         console.print(f"ended {ended} processes left by a dead run (records: {records})")
     with recording(records):
@@ -394,7 +444,7 @@ def run_plan(
                     metrics.point_started(p.point_id, p.workload.name, p.sweep_knob)
                     r = run_point(exp, p, run_dir, opts)
                     store.add(r)
-                    rec.windows[p.point_id] = [r.started, r.finished]
+                    rec.windows[p.point_id] = (r.started, r.finished)
                     write_run(run_dir, rec)
                     metrics.point_finished(
                         p.point_id, p.workload.name, p.sweep_knob, p.sweep_value,
@@ -429,6 +479,9 @@ def run_plan(
         except KeyboardInterrupt:
             summary.interrupted = True
             rec.state = "interrupted"
+        except BaseException:
+            rec.state = "failed"  # never left "running": the error goes on to the CLI
+            raise
         finally:
             signal.signal(signal.SIGTERM, old_term)
             write_run(run_dir, rec)

@@ -18,7 +18,7 @@ when they stop) goes to `<point dir>/services.jsonl`.
 from __future__ import annotations
 
 import json
-import re
+import os
 import subprocess
 import threading
 from dataclasses import dataclass, field
@@ -26,14 +26,17 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from loggp.errors import LoggpError
+import regex
+
+from loggp.errors import LoggpError, one_line
 from loggp.metrics.prometheus import write_service_targets
 from loggp.net.netns import tool
 from loggp.net.testbed import host_addr, host_ns
-from loggp.plan.experiment import Experiment, Service, Workload
+from loggp.plan.experiment import Experiment, Service, Workload, ready_pattern
 from loggp.plan.knobs import KnobSet
 from loggp.plan.placeholders import service_key, substitute
-from loggp.run.launch import find_program, pinned
+from loggp.run.capture import CHUNK, TailFile, tail_text
+from loggp.run.launch import find_program, pinned, tcp_iface
 from loggp.run.proc import end, exit_status, failure_line, kept
 from loggp.run.shim import process_env
 
@@ -41,6 +44,8 @@ LOCAL_HOST = "127.0.0.1"
 # What a keeper may take beyond its service's stop_timeout to end the tree and exit.
 _KEEPER_SLACK_S = 5.0
 SERVICE_COUNTERS = "services.jsonl"
+MAX_READY_LINE = 64 << 10  # bytes of a line searched for the ready pattern
+READY_BUDGET_S = 1.0  # time one search of a line may take
 
 
 class ServiceError(LoggpError):
@@ -58,27 +63,65 @@ class _Instance:
     ended: threading.Event = field(default_factory=threading.Event)
     settled: threading.Event = field(default_factory=threading.Event)  # ready or ended
     groups: dict[str, str] = field(default_factory=dict)
+    problem: str = ""  # why it can never be ready (a search past its budget)
 
     @property
     def label(self) -> str:
         return f"service {self.service.name}[{self.index}]"
 
     def follow(self) -> None:
-        """Copies the output to the log until it ends, and notes the ready line."""
-        pattern = re.compile(self.service.ready)
+        """Copies the output to the log (its tail kept: capture.py) until it ends, and
+        notes the ready line: each line up to MAX_READY_LINE bytes is searched with a budget
+        of READY_BUDGET_S, off the GIL, so no pattern can hold the runner."""
+        pattern = ready_pattern(self.service.ready)
         assert self.proc.stdout is not None
-        with self.log.open("wb") as out:
-            for raw in self.proc.stdout:
-                out.write(raw)
-                out.flush()
-                if not self.ready.is_set():
-                    m = pattern.search(raw.decode("utf-8", errors="replace"))
-                    if m:
-                        self.groups = {k: v for k, v in m.groupdict().items() if v is not None}
-                        self.ready.set()
-                        self.settled.set()
-        self.ended.set()
+        fd = self.proc.stdout.fileno()
+        log = TailFile(self.log)
+        line = b""
+        skip = False  # in the rest of a line longer than MAX_READY_LINE, already searched
+        try:
+            while data := os.read(fd, CHUNK):
+                log.write(data)
+                if self.ready.is_set() or self.problem:
+                    continue
+                if skip:
+                    _, newline, data = data.partition(b"\n")
+                    if not newline:
+                        continue
+                    skip = False
+                *whole, line = (line + data).split(b"\n")
+                if len(line) > MAX_READY_LINE:  # a line without end: search its start
+                    whole.append(line)
+                    line, skip = b"", True
+                for raw in whole:
+                    if self._ready_in(pattern, raw[:MAX_READY_LINE]):
+                        break
+        finally:
+            log.close()
+            self.ended.set()
+            self.settled.set()
+
+    def _ready_in(self, pattern: regex.Pattern[str], raw: bytes) -> bool:
+        """Whether raw is the ready line (its groups noted); a search past its budget
+        settles the instance with the reason."""
+        try:
+            m = pattern.search(
+                raw.decode("utf-8", errors="replace"), timeout=READY_BUDGET_S, concurrent=True
+            )
+        except TimeoutError:
+            self.problem = (
+                f"{self.label}: its ready pattern {self.service.ready!r} took more than "
+                f"{READY_BUDGET_S:g} s (READY_BUDGET_S) on a line of {len(raw)} bytes: "
+                "write one that cannot backtrack so much"
+            )
+            self.settled.set()
+            return True
+        if m is None:
+            return False
+        self.groups = {k: v for k, v in m.groupdict().items() if v is not None}
+        self.ready.set()
         self.settled.set()
+        return True
 
     def died(self) -> str:
         rc = self.proc.wait()
@@ -99,7 +142,9 @@ class Services:
         *,
         targets_file: Path | None = None,
         point_id: str = "",
+        cgroups: list[Path] | None = None,
     ):
+        self.cgroups = cgroups or []
         self.exp = exp
         self.services = exp.services_of(workload)
         self.targets_file = targets_file
@@ -141,15 +186,21 @@ class Services:
         else:
             env = process_env(None)
         env["LOGGP_PROVIDER"] = self.exp.emulator.provider
-        if self.exp.launcher.kind == "netns":
-            env["FI_TCP_IFACE"] = "eth0"
+        iface = tcp_iface(self.exp.launcher)
+        if iface is not None:
+            env["FI_TCP_IFACE"] = iface
         return env
 
     def _start(self, svc: Service, i: int) -> None:
         host, prefix = self._host(svc, i)
         local = {**self.values, "index": str(i), "count": str(svc.count), "host": host}
         for d in svc.mkdir:
-            Path(substitute(d, local)).mkdir(parents=True, exist_ok=True)
+            path = Path(substitute(d, local))
+            try:
+                path.mkdir(parents=True, exist_ok=True)
+            except (OSError, ValueError) as e:  # ValueError: a NUL byte from a ready group
+                why = e.strerror if isinstance(e, OSError) else one_line(e)
+                raise ServiceError(f"service {svc.name}[{i}]: cannot mkdir {path}: {why}") from None
         argv = [
             *prefix,
             str(find_program(svc.program, self.exp_dir)),
@@ -158,15 +209,17 @@ class Services:
         log = self.point_dir / f"service-{svc.name}-{i}.log"
         try:
             proc = subprocess.Popen(
-                kept(argv, svc.stop_timeout),
+                kept(argv, svc.stop_timeout, cgroups=self.cgroups),
                 env=self._env(svc),
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
             )
-        except OSError as e:
-            raise ServiceError(f"service {svc.name}[{i}]: cannot start {argv[0]}: {e}") from None
+        except (OSError, ValueError) as e:
+            raise ServiceError(
+                f"service {svc.name}[{i}]: cannot start {argv[0]}: {one_line(e)}"
+            ) from None
         inst = _Instance(svc, i, host, log, proc)
         self._running.append(inst)
         follower = threading.Thread(target=inst.follow, name=inst.label, daemon=True)
@@ -185,6 +238,8 @@ class Services:
         inst.settled.wait(inst.service.ready_timeout)
         if inst.ready.is_set():
             return
+        if inst.problem:
+            raise ServiceError(inst.problem)
         if inst.ended.is_set():
             raise ServiceError(f"{inst.died()} before it was ready")
         raise ServiceError(
@@ -228,11 +283,7 @@ class Services:
 
 def _last_json(log: Path) -> dict[str, Any] | None:
     """The last line of log that is a JSON object: a server's counters at exit."""
-    try:
-        lines = log.read_text(errors="replace").splitlines()
-    except OSError:
-        return None
-    for line in reversed(lines):
+    for line in reversed(tail_text(log).splitlines()):
         if line.startswith("{"):
             try:
                 found = json.loads(line)

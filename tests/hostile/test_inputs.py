@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 from conftest import BUILD, REPO, run_workload
+from hostile_util import one_line_error
 from netns_util import loggp as loggp_root
 from netns_util import running_testbed, skip_without_netns, snapshot, unique_prefix
 
@@ -27,17 +28,6 @@ from loggp.results.store import STORE_FILE
 from loggp.tests.cli import loggp
 
 WORKLOAD = "workloads:\n  - {name: w, kind: process, ranks: 1, program: /bin/true}\n"
-
-
-def one_line_error(res, *parts: str) -> str:
-    """The command failed with one line on stderr that holds every part, and no
-    traceback."""
-    assert res.returncode != 0, res.stdout
-    lines = res.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("loggp: "), res.stderr
-    for part in parts:
-        assert part in lines[0], res.stderr
-    return lines[0]
 
 
 # --- experiment files -------------------------------------------------------------------

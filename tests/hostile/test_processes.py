@@ -8,11 +8,10 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from hostile_util import start_run, wait_until
 from netns_util import loggp as loggp_root
 from netns_util import running_testbed, skip_without_netns
 
@@ -57,13 +56,6 @@ def experiment(
     return path
 
 
-def wait_until(cond: Callable[[], object], what: str, timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
-    while not cond():
-        assert time.monotonic() < deadline, f"{what} within {timeout:g} s"
-        time.sleep(0.02)
-
-
 def pid_files(d: Path) -> list[int]:
     return [int(p) for f in sorted(d.glob("pids.*")) for p in f.read_text().split()]
 
@@ -76,20 +68,6 @@ def tree(pid: int) -> list[Identity]:
 
 def alive(idents: list[Identity]) -> list[Identity]:
     return [i for i in idents if i.running()]
-
-
-@pytest.fixture
-def lock_dir(tmp_path: Path) -> dict[str, str]:
-    """The machine's run lock in a directory of this test's own."""
-    return {"LOGGP_RUN_DIR": str(tmp_path / "lock")}
-
-
-def start_run(exp: Path, out: Path, env: dict[str, str], *extra: str) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "loggp", "run", str(exp), "--out", str(out), "--no-report",
-         *extra],
-        env={**os.environ, **env}, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
 
 
 def test_a_killed_runner_takes_every_process_with_it(
