@@ -6,13 +6,11 @@ throughput at 1, 2 and 4 servers against the local disk.
 Request time: one client (pfsio, 1 rank, one request in flight) reads 4 KiB, 64 KiB and
 1 MiB blocks from 4 servers with 1 MiB stripes, without the shim and beneath ΔL = 100 µs,
 Δo = 20 µs and a 100 MB/s bandwidth (each knob alone; the servers beneath the same
-knobs).  A request is a small message to a server and a reply with the data: one
-message below 16 KiB, else an announcement and the data in one message (services/common),
-so the model's added time is
-    Δ = 2·ΔL + (1 + replies)·(Δo_s + Δo_r) + n·ΔG,   replies = 1 if n < 16 KiB else 2
+knobs).  A request is a small message to a server and a reply with the data in eager
+messages of at most 16 KiB, so the model's added time is
+    Δ = 2·ΔL + (1 + pieces)·(Δo_s + Δo_r) + n·ΔG,   pieces = ceil(n / 16 KiB)
 (each message pays o_s where it is sent and o_r where it is received; ΔG only where bytes
-are; the announcement and the data leave together, so ΔL is paid once each way).
-Idle wait: the 4 KiB read again, each after 100 ms of quiet (pfsio -w), against the
+are).  Idle wait: the 4 KiB read again, each after 100 ms of quiet (pfsio -w), against the
 same read back to back: the services block on their fabric's wait object, so what an idle
 store adds is the host's own cost of waking idle threads (docs/design.md).  Throughput:
 2 ranks each writing then reading 32 MiB sequentially, 4 requests in flight, at 1, 2 and
@@ -44,7 +42,7 @@ SUMMARY = "file store request time vs the LogGP model, throughput at 1-4 servers
 TOOL = "pfs_bench"
 BEGIN = "<!-- pfs:begin (written by loggp bench pfs) -->"
 END = "<!-- pfs:end -->"
-EAGER = 16 * 1024  # from this size the services' transport announces a message (services/common)
+EAGER = 16 * 1024  # the services' transport sends no larger message (services/common)
 BLOCKS = (4096, 65536, 1 << 20)
 KNOBS: tuple[tuple[str, dict[str, str]], ...] = (
     ("none", {}),
@@ -63,9 +61,9 @@ def model_added_us(knobs: dict[str, str], n: int) -> float:
     """The LogGP model's added time of one read of n bytes (the docstring's formula)."""
     ks = KnobSet.parse(knobs)
     p = ks.params()
-    replies = 1 if n < EAGER else 2
+    pieces = math.ceil(n / EAGER)
     o = (p.send_overhead_ns + p.recv_overhead_ns) / 1e3
-    return 2 * p.latency_ns / 1e3 + (1 + replies) * o + n * p.bulk_gap_fs / 1e9
+    return 2 * p.latency_ns / 1e3 + (1 + pieces) * o + n * p.bulk_gap_fs / 1e9
 
 
 def pfsio(build: Path, env: dict[str, str], ranks: int, args: list[str]) -> dict[str, Any]:
@@ -159,8 +157,7 @@ def markdown(doc: dict[str, Any]) -> str:
         "",
         "One client, one request in flight, 4 servers, 1 MiB stripes: mean time per read and "
         "what the knob added, against the model "
-        "(2·ΔL + (1 + replies)·(Δo_s + Δo_r) + n·ΔG; a reply of 16 KiB or more is an "
-        "announcement and the data).",
+        "(2·ΔL + (1 + pieces)·(Δo_s + Δo_r) + n·ΔG, pieces of 16 KiB).",
         "",
         "| knob | block | µs per read | added µs | model µs | added / model |",
         "|---|---:|---:|---:|---:|---:|",

@@ -25,14 +25,13 @@ namespace svc {
 namespace {
 
 constexpr uint64_t kTagCtrl = 1ULL << 62;
-/* A bulk message's tag: this bit, the sender's self id (30 bits), its id. */
-constexpr uint64_t kTagBulk = 1ULL << 63;
 constexpr size_t kCtrlRecvs = 64;
 constexpr uint8_t kFrameInline = 0;
-constexpr uint8_t kFrameBulk = 1;
-/* kind, sender's self id, message id, message length */
-constexpr size_t kBulkHeader = 1 + 4 + 4 + 4;
-/* Longest message accepted: bounds what a bad announcement can allocate. */
+constexpr uint8_t kFrameFrag = 1;
+/* kind, sender's self id, message id, message length, offset of this piece */
+constexpr size_t kFragHeader = 1 + 4 + 4 + 4 + 4;
+constexpr size_t kFragData = Fabric::kCtrlMax - kFragHeader;
+/* Longest message accepted in pieces: bounds what a bad frame can allocate. */
 constexpr size_t kMaxMessage = 256u << 20;
 /* Completions reaped per fi_cq_read call. */
 constexpr size_t kReapBatch = 16;
@@ -43,30 +42,23 @@ constexpr size_t kReapBatch = 16;
 				 fi_strerror(-ret) + " (" + std::to_string(ret) + ")");
 }
 
-uint64_t bulk_tag(uint32_t self, uint32_t id)
-{
-	return kTagBulk | (uint64_t(self & 0x3fffffff) << 32) | id;
-}
-
 } // namespace
 
 struct Fabric::Op {
-	enum class Kind { SEND, CTRL_RECV, BULK_RECV };
+	enum class Kind { SEND, CTRL_RECV };
 	struct fi_context2 ctx;	/* handed to libfabric; keys inflight_ */
 	Kind kind = Kind::SEND;
 	std::string buf;
-	uint32_t peer = 0;		/* a bulk receive: the sender's self id */
+	uint32_t peer = 0;
 	uint64_t tag = 0;
-	std::chrono::steady_clock::time_point posted;	/* a bulk receive */
-	bool cancelled = false;				/* a bulk receive */
 };
 
 Fabric::Fabric(const std::string &provider, uint32_t self, std::chrono::milliseconds ttl)
     : provider_(provider), self_(self), ttl_(ttl)
 {
-	/* Message ids start anywhere, so a restarted peer's messages (same
-	 * self id, so the same tags) are not taken for its predecessor's. */
-	msg_seq_ = static_cast<uint32_t>(std::random_device{}());
+	/* Message ids start anywhere, so the pieces of a restarted peer (same
+	 * self id) are not taken for those of its predecessor's last message. */
+	frag_seq_ = static_cast<uint32_t>(std::random_device{}());
 	struct fi_info *hints = fi_allocinfo();
 	if (!hints)
 		throw Error(ENOMEM, "fi_allocinfo: out of memory");
@@ -256,21 +248,18 @@ void Fabric::send(uint32_t peer, std::string bytes)
 		frame.append(bytes);
 		queue_frame(peer, std::move(frame));
 	} else {
-		/* An announcement the receiver answers by posting a receive of
-		 * the exact length and tag, then the message in one send. */
-		uint32_t id = msg_seq_++, total = static_cast<uint32_t>(bytes.size());
-		std::string frame(kBulkHeader, '\0');
-		frame[0] = static_cast<char>(kFrameBulk);
-		std::memcpy(&frame[1], &self_, 4);
-		std::memcpy(&frame[5], &id, 4);
-		std::memcpy(&frame[9], &total, 4);
-		queue_frame(peer, std::move(frame));
-		auto op = std::make_unique<Op>();
-		op->buf = std::move(bytes);
-		op->peer = peer;
-		op->tag = bulk_tag(self_, id);
-		queued_[peer].push_back(std::move(op));
-		queued_count_++;
+		uint32_t id = frag_seq_++, total = static_cast<uint32_t>(bytes.size());
+		for (uint32_t off = 0; off < total; off += kFragData) {
+			uint32_t n = std::min<uint32_t>(kFragData, total - off);
+			std::string frame(kFragHeader, '\0');
+			frame[0] = static_cast<char>(kFrameFrag);
+			std::memcpy(&frame[1], &self_, 4);
+			std::memcpy(&frame[5], &id, 4);
+			std::memcpy(&frame[9], &total, 4);
+			std::memcpy(&frame[13], &off, 4);
+			frame.append(bytes, off, n);
+			queue_frame(peer, std::move(frame));
+		}
 	}
 	push_queue();
 }
@@ -316,40 +305,62 @@ void Fabric::push_queue()
 	}
 }
 
-void Fabric::expire_bulk()
+void Fabric::expire_partial()
 {
 	auto now = std::chrono::steady_clock::now();
-	for (Op *op : bulk_recvs_)
-		if (!op->cancelled && now - op->posted >= ttl_) {
-			/* Its completion (FI_ECANCELED) reports and frees it; a
-			 * receive the provider is already filling completes. */
-			op->cancelled = fi_cancel(&ep_->fid, &op->ctx) == 0;
+	for (auto it = partial_.begin(); it != partial_.end();) {
+		if (now - it->second.first < ttl_) {
+			++it;
+			continue;
 		}
+		errors_.emplace_back(UINT32_MAX, "dropped a message from sender " +
+							 std::to_string(it->first >> 32) +
+							 " missing pieces after the timeout");
+		it = partial_.erase(it);
+	}
 }
 
-void Fabric::on_announce(const Op &op, const MsgFn &on_msg)
+void Fabric::on_piece(const Op &op, size_t len, const MsgFn &on_msg)
 {
-	uint32_t src, id, total;
+	uint32_t src, id, total, off;
 	std::memcpy(&src, &op.buf[1], 4);
 	std::memcpy(&id, &op.buf[5], 4);
 	std::memcpy(&total, &op.buf[9], 4);
-	if (total < kCtrlMax || total > kMaxMessage) {
-		errors_.emplace_back(UINT32_MAX, "announcement of a " + std::to_string(total) +
-							 "-byte message from sender " +
-							 std::to_string(src) + " (expected " +
-							 std::to_string(kCtrlMax) + " to " +
-							 std::to_string(kMaxMessage) + "), dropped");
+	std::memcpy(&off, &op.buf[13], 4);
+	size_t n = len - kFragHeader;
+	/* Pieces are cut at multiples of kFragData; anything else, or a
+	 * length that disagrees with the first piece's, is not ours. */
+	if (total <= kFragData || total > kMaxMessage || off % kFragData || off >= total ||
+	    n != std::min<size_t>(kFragData, total - off)) {
+		errors_.emplace_back(UINT32_MAX, "malformed message piece from sender " +
+							 std::to_string(src) + " (" +
+							 std::to_string(off) + "+" + std::to_string(n) +
+							 " of " + std::to_string(total) + "), dropped");
 		return;
 	}
-	auto bulk = std::make_unique<Op>();
-	bulk->kind = Op::Kind::BULK_RECV;
-	bulk->buf.resize(total);
-	bulk->peer = src;
-	bulk->tag = bulk_tag(src, id);
-	bulk->posted = std::chrono::steady_clock::now();
-	bulk_recvs_.insert(bulk.get());
-	post_recv(std::move(bulk));
-	(void)on_msg;
+	uint64_t key = (uint64_t(src) << 32) | id;
+	auto [it, fresh] = partial_.try_emplace(key);
+	Partial &p = it->second;
+	if (fresh) {
+		p.buf.resize(total);
+		p.seen.assign((total + kFragData - 1) / kFragData, false);
+		p.first = std::chrono::steady_clock::now();
+	} else if (p.buf.size() != total) {
+		errors_.emplace_back(UINT32_MAX, "message piece from sender " + std::to_string(src) +
+						 " disagrees with its message's length, dropped");
+		return;
+	}
+	size_t idx = off / kFragData;
+	if (p.seen[idx])
+		return;
+	p.seen[idx] = true;
+	std::memcpy(p.buf.data() + off, op.buf.data() + kFragHeader, n);
+	p.got += n;
+	if (p.got < total)
+		return;
+	std::string msg = std::move(p.buf);
+	partial_.erase(it);
+	on_msg(std::move(msg));
 }
 
 void Fabric::complete(Op *key, size_t len, const MsgFn &on_msg)
@@ -365,27 +376,14 @@ void Fabric::complete(Op *key, size_t len, const MsgFn &on_msg)
 	}
 	stats_.msgs_recvd++;
 	stats_.bytes_recvd += len;
-	if (op->kind == Op::Kind::BULK_RECV) {
-		bulk_recvs_.erase(op.get());
-		if (len != op->buf.size()) {
-			errors_.emplace_back(UINT32_MAX, "message from sender " +
-								 std::to_string(op->peer) + " of " +
-								 std::to_string(len) + " bytes, " +
-								 std::to_string(op->buf.size()) +
-								 " announced, dropped");
-			return;
-		}
-		on_msg(std::move(op->buf));
-		return;
-	}
 	if (len >= 1 && op->buf[0] == static_cast<char>(kFrameInline)) {
 		std::string msg(op->buf.data() + 1, len - 1);
 		post_recv(std::move(op));
 		on_msg(std::move(msg));
 		return;
 	}
-	if (len == kBulkHeader && op->buf[0] == static_cast<char>(kFrameBulk)) {
-		on_announce(*op, on_msg);
+	if (len > kFragHeader && op->buf[0] == static_cast<char>(kFrameFrag)) {
+		on_piece(*op, len, on_msg);
 		post_recv(std::move(op));
 		return;
 	}
@@ -416,14 +414,6 @@ void Fabric::complete_error(const MsgFn &on_msg, const ErrFn &on_err)
 		sends_inflight_--;
 		stats_.send_errors++;
 		on_err(op->peer, "send failed: " + what);
-		return;
-	}
-	if (op->kind == Op::Kind::BULK_RECV) {
-		bulk_recvs_.erase(op.get());
-		on_err(UINT32_MAX, "dropped a " + std::to_string(op->buf.size()) +
-					   "-byte message from sender " + std::to_string(op->peer) +
-					   (err.err == FI_ECANCELED ? " that did not come within the timeout"
-								    : ": " + what));
 		return;
 	}
 	if (err.err == FI_ECANCELED)
@@ -485,8 +475,8 @@ size_t Fabric::progress(const MsgFn &on_msg, const ErrFn &on_err)
 	struct fi_cq_tagged_entry e[kReapBatch];
 	size_t handled = 0;
 
-	if (!bulk_recvs_.empty())
-		expire_bulk();
+	if (!partial_.empty())
+		expire_partial();
 
 	push_queue();
 	for (;;) {

@@ -3,24 +3,20 @@
  * the KVS brokers and the PFS servers and clients.
  *
  * Every service message travels as libfabric tagged sends, so FI_HOOK=loggp
- * delays them like any other traffic of the fabric beneath.  A message of
- * less than kCtrlMax bytes is one send into one of the receives posted in
- * advance.  A longer one (bulk data: a file-store read or write, a large
- * value) is an announcement there (sender's self id, message id, length),
- * then the message itself in one send whose tag carries the self id and the
- * message id; the receiver answers the announcement by posting a receive of
- * exactly that length and tag, so the provider moves the data its own way
- * (ofi_rxm's rendezvous: the receiver reads it from the sender's buffer)
- * and the shim delays it as one message (L once, G per byte).  Messages
- * between a pair of peers may be delivered out of order (the protocols
- * tolerate it).
+ * delays them like any other traffic of the fabric beneath.  Every send is at
+ * most kCtrlMax bytes, one of the receives posted in advance: a longer
+ * message goes as pieces that carry their offset and are reassembled by the
+ * receiver.  kCtrlMax is ofi_rxm's eager limit, so no send takes its
+ * rendezvous path (an unexpected rendezvous cost ~15 ms per message over
+ * tcp;ofi_rxm here).  Messages between a pair of peers may be delivered out
+ * of order (the protocols tolerate it).
  *
  * Peers are numbered by this endpoint: set_peers() numbers a fixed group in
  * rank order (the KVS), add_peer() adds one at a time (a PFS server learns
  * its clients' addresses from their first message).  Each endpoint has a
- * self id that its long messages' tags carry, so a receiver tells different
- * senders' messages apart: it must be unique among the senders a receiver
- * hears (a rank, or an id a server handed out; 30 bits are used).
+ * self id that its pieces carry, so receivers keep the pieces of different
+ * senders apart: it must be unique among the senders a receiver hears
+ * (a rank, or an id a server handed out).
  *
  * Waiting: a thread with nothing to do calls wait(), which blocks on the
  * CQ's own wait object (FI_WAIT_FD, after fi_trywait) and an eventfd that
@@ -47,7 +43,6 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 #include <rdma/fabric.h>
@@ -69,13 +64,13 @@ class Fabric {
 public:
 	static constexpr size_t kCtrlMax = 16 * 1024;
 	/* The longest an idle service loop blocks before it looks at its own
-	 * deadlines (calls that timed out, long messages past their ttl); messages
+	 * deadlines (calls that timed out, pieces past their ttl); messages
 	 * and wake() end the wait at once whatever this is. */
 	static constexpr std::chrono::milliseconds kTimerCheck{50};
 
 	/* Opens provider ("tcp;ofi_rxm", "shm", ...) with the given self id; a
-	 * long message that has not come within ttl of its announcement is
-	 * dropped (and reported). */
+	 * message whose pieces have not all come within ttl is dropped (and
+	 * reported). */
 	Fabric(const std::string &provider, uint32_t self, std::chrono::milliseconds ttl);
 	~Fabric();
 	Fabric(const Fabric &) = delete;
@@ -87,7 +82,7 @@ public:
 	void set_peers(const std::vector<std::string> &addrs);
 	/* One more peer; returns its number. */
 	uint32_t add_peer(const std::string &addr);
-	/* The id later long messages carry (e.g. one a server handed out). */
+	/* The id later pieces carry (e.g. one a server handed out). */
 	void set_self(uint32_t self) { self_ = self; }
 	/* Drops sends to peer not yet handed to the provider (a peer found
 	 * dead); returns how many. */
@@ -128,8 +123,8 @@ private:
 	struct Op;
 	void post_recv(std::unique_ptr<Op> op);
 	void queue_frame(uint32_t peer, std::string frame);
-	void on_announce(const Op &op, const MsgFn &on_msg);
-	void expire_bulk();
+	void on_piece(const Op &op, size_t len, const MsgFn &on_msg);
+	void expire_partial();
 	int try_send(Op &op);
 	void push_queue();
 	void complete(Op *op, size_t len, const MsgFn &on_msg);
@@ -154,10 +149,15 @@ private:
 	size_t queued_count_ = 0;
 	std::deque<std::unique_ptr<Op>> recv_retry_;
 	size_t sends_inflight_ = 0;
-	/* Receives posted for announced messages, each until its message
-	 * comes or its ttl passes. */
-	std::unordered_set<Op *> bulk_recvs_;
-	uint32_t msg_seq_ = 0;
+	struct Partial {
+		std::string buf;
+		std::vector<bool> seen;		/* pieces already copied */
+		size_t got = 0;
+		std::chrono::steady_clock::time_point first;
+	};
+	/* Messages in pieces, by sender's self id << 32 | message id. */
+	std::unordered_map<uint64_t, Partial> partial_;
+	uint32_t frag_seq_ = 0;
 	std::chrono::milliseconds ttl_;
 	std::vector<std::pair<uint32_t, std::string>> errors_;	/* for on_err */
 	FabricStats stats_;

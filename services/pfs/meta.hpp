@@ -39,7 +39,7 @@ public:
 	Meta(const Meta &) = delete;
 	Meta &operator=(const Meta &) = delete;
 
-	/* A client id never handed out before (they key long messages). */
+	/* A client id never handed out before (they key message pieces). */
 	uint32_t new_client();
 
 	Attr lookup(const std::string &path);

@@ -8,7 +8,7 @@
  * request is one message, each answer one reply that echoes its call id.
  * A client's first request to a server is HELLO with its endpoint address,
  * which the server adds as a peer; server 0 also hands out the client id
- * that keys the client's long messages everywhere.
+ * that keys the client's message pieces everywhere.
  *
  * One thread polls the endpoint, queues the requests that arrived and
  * serves them in arrival order, synchronously (the local file system is the
@@ -48,7 +48,7 @@ struct ServerConfig {
 	uint32_t servers = 1;
 	std::string provider = "tcp;ofi_rxm";
 	uint64_t capacity = 0;		/* bytes of objects; 0: the disk's */
-	std::chrono::milliseconds ttl{10000};	/* of a long message, announced */
+	std::chrono::milliseconds ttl{10000};	/* of a message's pieces */
 	std::string metrics_host;	/* Prometheus endpoint; "" for none */
 	uint16_t metrics_port = 0;	/* 0: any free port */
 };

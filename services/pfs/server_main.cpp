@@ -40,7 +40,7 @@ const char usage[] =
 	"  --servers N        the number of servers of the instance (required)\n"
 	"  --provider P       libfabric provider (default $LOGGP_PROVIDER, else tcp;ofi_rxm)\n"
 	"  --capacity BYTES   refuse writes (ENOSPC) past this many bytes of objects\n"
-	"  --timeout SEC      drop a long message not come by then after its announcement (10)\n"
+	"  --timeout SEC      drop a message whose pieces have not all come by then (10)\n"
 	"  --metrics HOST[:PORT]  serve the counters for Prometheus there (port 0 or none:\n"
 	"                     any free one, named in the ready line)\n";
 

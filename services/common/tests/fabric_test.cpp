@@ -1,20 +1,13 @@
-// fabric_test.cpp - two endpoints of one process: small and long (announced,
-// then sent whole) messages, peers added one at a time, self ids that keep
-// senders' long messages apart.
+// fabric_test.cpp - two endpoints of one process: small and pieced messages,
+// peers added one at a time, self ids that keep senders' pieces apart.
 #include "common/error.hpp"
 #include "common/fabric.hpp"
 
 #include <gtest/gtest.h>
 
 #include <chrono>
-#include <cstring>
 #include <sched.h>
 #include <vector>
-
-#include <rdma/fi_cm.h>
-#include <rdma/fi_domain.h>
-#include <rdma/fi_endpoint.h>
-#include <rdma/fi_tagged.h>
 
 using svc::Fabric;
 
@@ -53,7 +46,7 @@ std::string pattern(size_t n, char seed)
 
 } // namespace
 
-TEST(Fabric, LongMessagesOfTwoSendersStayApart)
+TEST(Fabric, PiecesOfTwoSendersReassembleApart)
 {
 	Fabric server("tcp;ofi_rxm", 0, kTtl);
 	Fabric a("tcp;ofi_rxm", 1, kTtl), b("tcp;ofi_rxm", 2, kTtl);
@@ -62,8 +55,7 @@ TEST(Fabric, LongMessagesOfTwoSendersStayApart)
 	EXPECT_EQ(to_a, 0u);
 	EXPECT_EQ(to_b, 1u);
 	uint32_t sa = a.add_peer(server.address()), sb = b.add_peer(server.address());
-	/* Long messages of both senders at once: the self id in the tag tells
-	 * them apart. */
+	/* Same message ids from both senders: only the self id tells them apart. */
 	std::string big_a = pattern(3 * Fabric::kCtrlMax + 5, 'a');
 	std::string big_b = pattern(2 * Fabric::kCtrlMax + 9, 'b');
 	a.send(sa, big_a);
@@ -98,123 +90,4 @@ TEST(Fabric, BadPeerAndProviderAreOneLine)
 		EXPECT_NE(std::string(e.what()).find("no libfabric provider 'no-such-provider'"),
 			  std::string::npos);
 	}
-}
-
-namespace {
-
-/* A bare tagged RDM endpoint that sends frames as a broken or departed peer
- * would: the transport's wire format written by hand (fabric.cpp). */
-class RawPeer {
-public:
-	explicit RawPeer(const std::string &to)
-	{
-		fi_info *hints = fi_allocinfo();
-		hints->caps = FI_TAGGED;
-		hints->mode = FI_CONTEXT | FI_CONTEXT2;
-		hints->ep_attr->type = FI_EP_RDM;
-		hints->domain_attr->mr_mode = FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
-		hints->fabric_attr->prov_name = strdup("tcp;ofi_rxm");
-		EXPECT_EQ(fi_getinfo(FI_VERSION(1, 17), nullptr, nullptr, 0, hints, &info_), 0);
-		fi_freeinfo(hints);
-		fi_cq_attr cq_attr = {};
-		cq_attr.format = FI_CQ_FORMAT_TAGGED;
-		fi_av_attr av_attr = {};
-		av_attr.type = FI_AV_TABLE;
-		EXPECT_EQ(fi_fabric(info_->fabric_attr, &fabric_, nullptr), 0);
-		EXPECT_EQ(fi_domain(fabric_, info_, &domain_, nullptr), 0);
-		EXPECT_EQ(fi_cq_open(domain_, &cq_attr, &cq_, nullptr), 0);
-		EXPECT_EQ(fi_av_open(domain_, &av_attr, &av_, nullptr), 0);
-		EXPECT_EQ(fi_endpoint(domain_, info_, &ep_, nullptr), 0);
-		EXPECT_EQ(fi_ep_bind(ep_, &cq_->fid, FI_TRANSMIT | FI_RECV), 0);
-		EXPECT_EQ(fi_ep_bind(ep_, &av_->fid, 0), 0);
-		EXPECT_EQ(fi_enable(ep_), 0);
-		EXPECT_EQ(fi_av_insert(av_, to.data(), 1, &to_, 0, nullptr), 1);
-	}
-	~RawPeer()
-	{
-		fi_close(&ep_->fid);
-		fi_close(&av_->fid);
-		fi_close(&cq_->fid);
-		fi_close(&domain_->fid);
-		fi_close(&fabric_->fid);
-		fi_freeinfo(info_);
-	}
-	/* An announcement (kind 1: self id, message id, length) on the control tag. */
-	void announce(uint32_t self, uint32_t id, uint32_t len)
-	{
-		frame_.assign(13, '\0');
-		frame_[0] = 1;
-		std::memcpy(&frame_[1], &self, 4);
-		std::memcpy(&frame_[5], &id, 4);
-		std::memcpy(&frame_[9], &len, 4);
-		pending_ = true;
-		poll();
-	}
-	/* Progress; posts the frame once the provider takes it (connecting
-	 * needs the receiver's progress too). */
-	void poll()
-	{
-		if (pending_) {
-			ssize_t ret = fi_tsend(ep_, frame_.data(), frame_.size(), nullptr, to_,
-					       1ULL << 62, &ctx_);
-			EXPECT_TRUE(ret == 0 || ret == -FI_EAGAIN) << ret;
-			pending_ = ret == -FI_EAGAIN;
-		}
-		fi_cq_tagged_entry e;
-		fi_cq_read(cq_, &e, 1);
-	}
-
-private:
-	fi_info *info_ = nullptr;
-	fid_fabric *fabric_ = nullptr;
-	fid_domain *domain_ = nullptr;
-	fid_cq *cq_ = nullptr;
-	fid_av *av_ = nullptr;
-	fid_ep *ep_ = nullptr;
-	fi_addr_t to_ = FI_ADDR_UNSPEC;
-	std::string frame_;
-	bool pending_ = false;
-	fi_context2 ctx_;
-};
-
-/* Progresses f (and the raw peer) until an error naming `what` or the bound. */
-std::string error_with(Fabric &f, RawPeer &raw, const std::string &what)
-{
-	auto until = std::chrono::steady_clock::now() + kWait;
-	std::string found;
-	while (found.empty() && std::chrono::steady_clock::now() < until) {
-		f.progress([](std::string &&) { ADD_FAILURE() << "a message from nowhere"; },
-			   [&](uint32_t, const std::string &w) {
-				   if (w.find(what) != std::string::npos)
-					   found = w;
-			   });
-		raw.poll();
-		sched_yield();
-	}
-	return found;
-}
-
-} // namespace
-
-TEST(Fabric, AnnouncedMessageThatNeverComesIsDroppedAfterTheTtl)
-{
-	Fabric f("tcp;ofi_rxm", 0, std::chrono::milliseconds(200));
-	RawPeer raw(f.address());
-	auto t0 = std::chrono::steady_clock::now();
-	raw.announce(7, 1, 100000);
-	std::string err = error_with(f, raw, "did not come within the timeout");
-	EXPECT_EQ(err, "dropped a 100000-byte message from sender 7 that did not come within "
-		       "the timeout");
-	EXPECT_GE(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(200));
-}
-
-TEST(Fabric, AnnouncementOfABadLengthIsDroppedNamingIt)
-{
-	Fabric f("tcp;ofi_rxm", 0, kTtl);
-	RawPeer raw(f.address());
-	raw.announce(9, 1, 0xffffffffu);
-	std::string err = error_with(f, raw, "announcement");
-	EXPECT_NE(err.find("announcement of a 4294967295-byte message from sender 9"),
-		  std::string::npos)
-		<< err;
 }

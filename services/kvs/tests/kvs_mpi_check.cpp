@@ -86,7 +86,7 @@ void read_your_writes(kvs::Client &c)
 	c.fence("check.ryw", static_cast<uint32_t>(nranks));
 	expect_value(c, "read-your-writes after fence", key, "second");
 	/* Large values are stored by reference and faulted in whole; one
-	 * over 16 KiB also travels announced and whole (fabric.hpp). */
+	 * over 16 KiB also travels in pieces (fabric.hpp). */
 	std::string big(100 * 1024, static_cast<char>('a' + rank % 26));
 	c.put("big.r" + std::to_string(rank), big);
 	c.fence("check.big", static_cast<uint32_t>(nranks));
