@@ -12,7 +12,6 @@
  */
 #include <errno.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include <jansson.h>
@@ -56,18 +55,17 @@ static int apply(const char *file, const json_t *root, const char *section, cons
 		if (!applies(json_string_value(pp), path, section[0] == 'D'))
 			continue;
 		json_object_foreach(hh, key, v) {
-			char *num;
+			char num[64];
+			size_t n;
 			int ret;
 
 			if (json_is_string(v)) {
 				ret = set(arg, key, json_string_value(v));
 			} else if (json_is_number(v)) {
-				/* the number as JSON text, as cio_hints_set parses it */
-				num = json_dumps(v, JSON_ENCODE_ANY);
-				if (!num)
-					return -ENOMEM;
+				/* the number as JSON text, which cio_hints_set parses */
+				n = json_dumpb(v, num, sizeof(num) - 1, JSON_ENCODE_ANY);
+				num[n < sizeof(num) ? n : sizeof(num) - 1] = 0;
 				ret = set(arg, key, num);
-				free(num);
 			} else {
 				cio_warn("LOGGP_COLLIO_HINTS=%s: hint %s must be a string or a "
 					 "number", file, key);
