@@ -116,7 +116,7 @@ void wire_ctl_totals_json(struct wire_state *st, struct wire_buf *b)
 	wire_buf_printf(b, "}");
 }
 
-/* Requests' values; objects and arrays are rejected before any is used. */
+/* A value's JSON type, for messages (objects and arrays never get here). */
 static const char *wire_ctl_type(const json_t *v)
 {
 	switch (json_typeof(v)) {
