@@ -6,8 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "wire_ctl.h"
-#include "wire_json.h"
 
 #define WIRE_CTL_ERRLEN	512
 
@@ -115,81 +116,113 @@ void wire_ctl_totals_json(struct wire_state *st, struct wire_buf *b)
 	wire_buf_printf(b, "}");
 }
 
+/* A value's JSON type, for messages (objects and arrays never get here). */
+static const char *wire_ctl_type(const json_t *v)
+{
+	switch (json_typeof(v)) {
+	case JSON_STRING: return "a string";
+	case JSON_INTEGER:
+	case JSON_REAL: return "a number";
+	case JSON_TRUE:
+	case JSON_FALSE: return "a boolean";
+	default: return "null";
+	}
+}
+
+/*
+ * A number as JSON text, which the knob parsers take: they decide integer
+ * or real, and a real keeps its point ("1.0"), so an integer knob refuses
+ * it as it did the request's own text.
+ */
+static void wire_ctl_num(const json_t *v, char *buf, size_t len)
+{
+	size_t n = json_dumpb(v, buf, len - 1, JSON_ENCODE_ANY);
+
+	buf[n < len ? n : len - 1] = '\0';
+}
+
 /* Parse "port": an integer index of an existing port. */
-static int wire_ctl_port(struct wire_state *st, const struct wire_json_member *m,
+static int wire_ctl_port(struct wire_state *st, const json_t *v,
 			 unsigned int *port, char *err, size_t errlen)
 {
-	char *end;
-	long long v;
+	char text[64], *end;
+	long long n;
 
-	if (m->type != WIRE_JSON_NUMBER) {
+	if (!json_is_number(v)) {
 		snprintf(err, errlen, "port must be an integer from 0 to %u, "
-			 "not %s", st->nports - 1, wire_json_type_name(m->type));
+			 "not %s", st->nports - 1, wire_ctl_type(v));
 		return -EINVAL;
 	}
+	wire_ctl_num(v, text, sizeof(text));
 	errno = 0;
-	v = strtoll(m->text, &end, 10);
-	if (*end || errno || v < 0 || v >= (long long)st->nports) {
+	n = strtoll(text, &end, 10);
+	if (*end || errno || n < 0 || n >= (long long)st->nports) {
 		snprintf(err, errlen, "port %s out of range: this wire has "
-			 "ports 0 to %u", m->text, st->nports - 1);
+			 "ports 0 to %u", text, st->nports - 1);
 		return -EINVAL;
 	}
-	*port = (unsigned int)v;
+	*port = (unsigned int)n;
 	return 0;
 }
 
 /* Apply one knob member to s; checks the JSON type of the value first. */
-static int wire_ctl_knob(const struct wire_json_member *m, int k,
+static int wire_ctl_knob(const char *key, const json_t *v, int k,
 			 struct wire_shape *s, char *err, size_t errlen)
 {
 	enum wire_knob_kind kind = wire_knob_kind(k);
+	char text[64];
 
-	if (kind == WIRE_KIND_UNIT && m->type != WIRE_JSON_STRING) {
-		snprintf(err, errlen, "%s must be a string with a unit, e.g. "
-			 "\"%s\", not %s", m->key,
-			 k == WIRE_KNOB_BANDWIDTH ? "100Mbit/s" :
-			 k == WIRE_KNOB_BULK_GAP ? "0.08ns/B" : "1ms",
-			 wire_json_type_name(m->type));
-		return -EINVAL;
+	if (kind == WIRE_KIND_UNIT) {
+		if (!json_is_string(v)) {
+			snprintf(err, errlen, "%s must be a string with a unit, "
+				 "e.g. \"%s\", not %s", key,
+				 k == WIRE_KNOB_BANDWIDTH ? "100Mbit/s" :
+				 k == WIRE_KNOB_BULK_GAP ? "0.08ns/B" : "1ms",
+				 wire_ctl_type(v));
+			return -EINVAL;
+		}
+		return wire_shape_parse(s, k, key, json_string_value(v), err,
+					errlen);
 	}
-	if (kind != WIRE_KIND_UNIT && m->type != WIRE_JSON_NUMBER) {
+	if (!json_is_number(v)) {
 		snprintf(err, errlen, "%s must be a JSON number, e.g. %s, not %s",
-			 m->key, kind == WIRE_KIND_PROB ? "0.01" : "8192",
-			 wire_json_type_name(m->type));
+			 key, kind == WIRE_KIND_PROB ? "0.01" : "8192",
+			 wire_ctl_type(v));
 		return -EINVAL;
 	}
-	return wire_shape_parse(s, k, m->key, m->text, err, errlen);
+	wire_ctl_num(v, text, sizeof(text));
+	return wire_shape_parse(s, k, key, text, err, errlen);
 }
 
-static void wire_ctl_set(struct wire_state *st, const struct wire_json_obj *o,
+static void wire_ctl_set(struct wire_state *st, json_t *o,
 			 struct wire_buf *out)
 {
 	struct wire_shape s[1];
 	char err[WIRE_CTL_ERRLEN];
-	unsigned int port = 0, first, last, i, j, given = 0;
-	const struct wire_json_member *m;
+	unsigned int port = 0, first, last, i, given = 0;
+	const char *key;
+	json_t *v;
 	int all = 1, k;
 
-	m = wire_json_get(o, "port");
-	if (m) {
-		if (wire_ctl_port(st, m, &port, err, sizeof(err)))
+	v = json_object_get(o, "port");
+	if (v) {
+		if (wire_ctl_port(st, v, &port, err, sizeof(err)))
 			goto err;
 		all = 0;
 	}
-	for (j = 0; j < o->n; j++) {
-		k = wire_knob_by_key(o->m[j].key);
+	json_object_foreach(o, key, v) {
+		k = wire_knob_by_key(key);
 		if (k >= 0)
 			given |= WIRE_KNOB_BIT(k);
 	}
 	if (wire_shape_conflict(given, 0, err, sizeof(err)))
 		goto err;
-	for (j = 0; j < o->n; j++) {
-		m = &o->m[j];
-		if (!strcmp(m->key, "cmd") || !strcmp(m->key, "port"))
+	json_object_foreach(o, key, v) {
+		if (!strcmp(key, "cmd") || !strcmp(key, "port"))
 			continue;
-		if (wire_knob_by_key(m->key) < 0) {
+		if (wire_knob_by_key(key) < 0) {
 			snprintf(err, sizeof(err), "unknown key '%.40s' for set: "
-				 "expected port, %s", m->key, wire_knob_keys());
+				 "expected port, %s", key, wire_knob_keys());
 			goto err;
 		}
 	}
@@ -198,9 +231,9 @@ static void wire_ctl_set(struct wire_state *st, const struct wire_json_obj *o,
 	/* Validate against every target port before changing any. */
 	for (i = first; i <= last; i++) {
 		wire_state_get(&st->ports[i], s);
-		for (j = 0; j < o->n; j++) {
-			k = wire_knob_by_key(o->m[j].key);
-			if (k >= 0 && wire_ctl_knob(&o->m[j], k, s, err,
+		json_object_foreach(o, key, v) {
+			k = wire_knob_by_key(key);
+			if (k >= 0 && wire_ctl_knob(key, v, k, s, err,
 						    sizeof(err)))
 				goto err;
 		}
@@ -215,10 +248,10 @@ static void wire_ctl_set(struct wire_state *st, const struct wire_json_obj *o,
 	}
 	for (i = first; i <= last; i++) {
 		wire_state_get(&st->ports[i], s);
-		for (j = 0; j < o->n; j++) {
-			k = wire_knob_by_key(o->m[j].key);
+		json_object_foreach(o, key, v) {
+			k = wire_knob_by_key(key);
 			if (k >= 0)
-				wire_ctl_knob(&o->m[j], k, s, err, sizeof(err));
+				wire_ctl_knob(key, v, k, s, err, sizeof(err));
 		}
 		if (wire_state_publish(st, i, s)) {
 			snprintf(err, sizeof(err), "out of memory applying set "
@@ -238,51 +271,85 @@ err:
 	wire_ctl_error(out, err);
 }
 
-static int wire_ctl_only_cmd(const struct wire_json_obj *o, const char *cmd,
-			     char *err, size_t errlen)
+static int wire_ctl_only_cmd(json_t *o, const char *cmd, char *err,
+			     size_t errlen)
 {
-	unsigned int j;
+	const char *key;
+	json_t *v;
 
-	for (j = 0; j < o->n; j++)
-		if (strcmp(o->m[j].key, "cmd")) {
+	json_object_foreach(o, key, v) {
+		if (strcmp(key, "cmd")) {
 			snprintf(err, errlen, "unknown key '%.40s' for %s: it "
-				 "takes no other keys", o->m[j].key, cmd);
+				 "takes no other keys", key, cmd);
 			return -EINVAL;
 		}
+	}
 	return 0;
+}
+
+/*
+ * One flat object: jansson parses (and rejects duplicate keys, a guess at
+ * which one wins); nested values are refused here, as no request has one.
+ */
+static json_t *wire_ctl_parse(const char *line, size_t len, char *err,
+			      size_t errlen)
+{
+	json_error_t jerr;
+	const char *key;
+	json_t *o, *v;
+
+	o = json_loadb(line, len, JSON_REJECT_DUPLICATES, &jerr);
+	if (!o) {
+		snprintf(err, errlen, "request is not a flat JSON object: %s "
+			 "at byte %d", jerr.text, jerr.position);
+		return NULL;
+	}
+	if (!json_is_object(o)) {
+		snprintf(err, errlen, "request is not a flat JSON object: "
+			 "expected '{' at byte 0");
+		goto err;
+	}
+	json_object_foreach(o, key, v) {
+		if (json_is_object(v) || json_is_array(v)) {
+			snprintf(err, errlen, "request is not a flat JSON "
+				 "object: nested objects and arrays are not "
+				 "accepted ('%.40s')", key);
+			goto err;
+		}
+	}
+	return o;
+err:
+	json_decref(o);
+	return NULL;
 }
 
 void wire_ctl_handle(struct wire_state *st, const char *line, size_t len,
 		     struct wire_buf *out)
 {
-	struct wire_json_obj *o;
-	const struct wire_json_member *cmd;
+	const char *cmd;
 	char err[WIRE_CTL_ERRLEN];
+	json_t *o;
 
 	wire_buf_reset(out);
-	o = malloc(sizeof(*o));
-	if (!o) {
-		wire_ctl_error(out, "out of memory");
-		return;
-	}
-	if (wire_json_parse(line, len, o, err, sizeof(err)))
+	o = wire_ctl_parse(line, len, err, sizeof(err));
+	if (!o)
 		goto err;
-	cmd = wire_json_get(o, "cmd");
-	if (!cmd || cmd->type != WIRE_JSON_STRING) {
+	cmd = json_string_value(json_object_get(o, "cmd"));
+	if (!cmd) {
 		snprintf(err, sizeof(err), "missing \"cmd\": expected "
 			 "{\"cmd\":\"set\"|\"get\"|\"stats\", ...}");
 		goto err;
 	}
-	if (!strcmp(cmd->text, "set")) {
+	if (!strcmp(cmd, "set")) {
 		wire_ctl_set(st, o, out);
-	} else if (!strcmp(cmd->text, "get")) {
+	} else if (!strcmp(cmd, "get")) {
 		if (wire_ctl_only_cmd(o, "get", err, sizeof(err)))
 			goto err;
 		wire_buf_printf(out, "{\"ok\":true,\"mode\":\"%s\",\"ports\":",
 				wire_mode_name(st->mode));
 		wire_ctl_config_json(st, out);
 		wire_buf_printf(out, "}");
-	} else if (!strcmp(cmd->text, "stats")) {
+	} else if (!strcmp(cmd, "stats")) {
 		if (wire_ctl_only_cmd(o, "stats", err, sizeof(err)))
 			goto err;
 		wire_buf_printf(out, "{\"ok\":true,\"ports\":");
@@ -290,15 +357,15 @@ void wire_ctl_handle(struct wire_state *st, const char *line, size_t len,
 		wire_buf_printf(out, "}");
 	} else {
 		snprintf(err, sizeof(err), "unknown cmd '%.40s': expected set, "
-			 "get or stats", cmd->text);
+			 "get or stats", cmd);
 		goto err;
 	}
-	free(o);
+	json_decref(o);
 	if (wire_buf_failed(out))
 		wire_ctl_error(out, "out of memory");
 	return;
 err:
-	free(o);
+	json_decref(o);
 	wire_ctl_error(out, err);
 }
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Unit tests of the control protocol: the flat JSON parser, request
- * handling on a real wire_state, the knob hand-over grace period, the
+ * Unit tests of the control protocol: request handling on a real
+ * wire_state (well-formed requests and a corpus of malformed ones), the knob hand-over grace period, the
  * metrics text, and the control thread serving a real Unix socket and
  * HTTP endpoint.
  */
@@ -18,7 +18,6 @@
 
 #include "check.h"
 #include "wire_ctl.h"
-#include "wire_json.h"
 #include "wire_server.h"
 #include "wire_state.h"
 
@@ -30,49 +29,6 @@ static void tx(struct wire_stats *s, uint64_t release_ns, uint64_t now_ns)
 	struct lgp_dq_slot e = { .release_ns = release_ns, .bytes = 100 };
 
 	wire_stats_tx(s, &e, now_ns);
-}
-
-static int jparse(const char *s, struct wire_json_obj *o)
-{
-	return wire_json_parse(s, strlen(s), o, err, sizeof(err));
-}
-
-static void test_json(void)
-{
-	static struct wire_json_obj o;
-	const struct wire_json_member *m;
-
-	CHECK_EQ_INT(jparse(" {\"cmd\" : \"set\", \"port\":1, \"loss\":1.5e-3,"
-			    "\"a\":true,\"b\":null,\"s\":\"x\\\"\\u0041\\n\"} ",
-			    &o), 0);
-	CHECK_EQ_INT(o.n, 6);
-	m = wire_json_get(&o, "port");
-	CHECK(m && m->type == WIRE_JSON_NUMBER && !strcmp(m->text, "1"));
-	m = wire_json_get(&o, "loss");
-	CHECK(m && !strcmp(m->text, "1.5e-3"));
-	m = wire_json_get(&o, "s");
-	CHECK(m && m->type == WIRE_JSON_STRING && !strcmp(m->text, "x\"A\n"));
-	CHECK(wire_json_get(&o, "a")->type == WIRE_JSON_TRUE);
-	CHECK(wire_json_get(&o, "b")->type == WIRE_JSON_NULL);
-	CHECK_EQ_INT(jparse("{}", &o), 0);
-	CHECK_EQ_INT(o.n, 0);
-
-	CHECK_EQ_INT(jparse("", &o), -EINVAL);
-	CHECK(strstr(err, "expected '{'") != NULL);
-	CHECK_EQ_INT(jparse("{\"a\":{\"b\":1}}", &o), -EINVAL);
-	CHECK(strstr(err, "nested") != NULL);
-	CHECK_EQ_INT(jparse("{\"a\":[1]}", &o), -EINVAL);
-	CHECK_EQ_INT(jparse("{\"a\":1} x", &o), -EINVAL);
-	CHECK(strstr(err, "trailing") != NULL);
-	CHECK_EQ_INT(jparse("{\"a\":1,\"a\":2}", &o), -EINVAL);
-	CHECK(strstr(err, "duplicate") != NULL);
-	CHECK_EQ_INT(jparse("{\"a\":\"x}", &o), -EINVAL);
-	CHECK_EQ_INT(jparse("{\"a\":01}", &o), -EINVAL);
-	CHECK_EQ_INT(jparse("{\"a\":-}", &o), -EINVAL);
-	CHECK_EQ_INT(jparse("{\"a\":tru}", &o), -EINVAL);
-	CHECK_EQ_INT(jparse("{\"a\" 1}", &o), -EINVAL);
-	CHECK_EQ_INT(jparse("{\"a\":1,}", &o), -EINVAL);
-	CHECK(strncmp(err, "request is not a flat JSON object: ", 35) == 0);
 }
 
 static struct wire_buf out;
@@ -214,6 +170,113 @@ static void test_requests(void)
 		  "loggp_wire_latency_seconds{port=\"1\"} 0.001000000\n");
 	CHECK_HAS(wire_buf_str(&out),
 		  "loggp_wire_bandwidth_bytes_per_second{port=\"1\"} 12500000\n");
+	wire_state_fini(&st);
+}
+
+#define BAD(text, why)	{ text, sizeof(text) - 1, why }
+
+/*
+ * Malformed requests: each is answered with one line, {"ok":false} naming
+ * what is wrong, and changes no knob.  Run under LOGGP_SANITIZE for
+ * memory errors.
+ */
+static void test_malformed(void)
+{
+	static const struct {
+		const char *text;
+		size_t len;
+		const char *why;
+	} bad[] = {
+		BAD("", "'[' or '{' expected near end of file at byte 0"),
+		BAD(" \n\t", "'[' or '{' expected"),
+		BAD("latency=1ms", "request is not a flat JSON object: '[' or '{'"),
+		/* truncated */
+		BAD("{", "string or '}' expected near end of file"),
+		BAD("{\"cmd\"", "':' expected"),
+		BAD("{\"cmd\":", "unexpected token near end of file"),
+		BAD("{\"cmd\":\"se", "premature end of input"),
+		BAD("{\"cmd\":\"set\",", "string or '}' expected"),
+		BAD("{\"cmd\":\"set\",\"port\":1", "'}' expected"),
+		/* not JSON */
+		BAD("{\"a\":01}", "invalid token"),
+		BAD("{\"a\":-}", "invalid token"),
+		BAD("{\"a\":tru}", "invalid token"),
+		BAD("{\"a\" 1}", "':' expected"),
+		BAD("{\"a\":1,}", "string or '}' expected near '}'"),
+		BAD("{cmd:\"get\"}", "string or '}' expected"),
+		BAD("{\"cmd\":\"get\"} x", "end of file expected near 'x'"),
+		BAD("{\"cmd\":\"get\"}{}", "end of file expected"),
+		/* not flat, or the wrong types */
+		BAD("[{\"cmd\":\"get\"}]", "expected '{' at byte 0"),
+		BAD("{\"cmd\":\"set\",\"port\":{\"b\":1}}",
+		    "nested objects and arrays are not accepted ('port')"),
+		BAD("{\"cmd\":\"set\",\"latency\":[\"1ms\"]}", "nested"),
+		BAD("{\"cmd\":1}", "missing \\\"cmd\\\""),
+		BAD("{\"cmd\":null}", "missing \\\"cmd\\\""),
+		BAD("{\"cmd\":\"set\",\"port\":true}",
+		    "port must be an integer from 0 to 1, not a boolean"),
+		BAD("{\"cmd\":\"set\",\"port\":null}", "not null"),
+		BAD("{\"cmd\":\"set\",\"port\":1.0}", "port 1.0 out of range"),
+		BAD("{\"cmd\":\"set\",\"loss\":\"0.1\"}",
+		    "loss must be a JSON number"),
+		BAD("{\"cmd\":\"set\",\"queue_pkts\":1.0}",
+		    "bad value '1.0' for queue_pkts"),
+		/* huge numbers */
+		BAD("{\"cmd\":\"set\",\"port\":99999999999999999999999}",
+		    "too big integer"),
+		BAD("{\"cmd\":\"set\",\"port\":9223372036854775807}",
+		    "port 9223372036854775807 out of range"),
+		BAD("{\"cmd\":\"set\",\"loss\":1e999}", "real number overflow"),
+		BAD("{\"cmd\":\"set\",\"burst\":-1}", "bad value '-1' for burst"),
+		BAD("{\"cmd\":\"set\",\"latency\":\"99999999999999999999s\"}",
+		    "latency"),
+		/* NUL bytes, escaped or raw */
+		BAD("{\"cmd\":\"get\"}\0", "end of file expected"),
+		BAD("{\"cmd\":\"g\0et\"}", "control character 0x0"),
+		BAD("\0{\"cmd\":\"get\"}", "'[' or '{' expected"),
+		BAD("{\"cmd\":\"get\\u0000\"}", "\\\\u0000 is not allowed"),
+		/* not UTF-8 */
+		BAD("{\"cmd\":\"\xff\xfe\"}", "unable to decode byte 0xff"),
+		BAD("{\"cmd\":\"\xc0\xaf\"}", "unable to decode byte 0xc0"),
+		BAD("{\"\xe2\x82\":1}", "unable to decode byte"),
+		BAD("{\"cmd\":\"\\ud800\"}", "invalid Unicode"),
+		/* duplicate keys */
+		BAD("{\"cmd\":\"get\",\"cmd\":\"get\"}", "duplicate object key"),
+		BAD("{\"cmd\":\"set\",\"latency\":\"1ms\",\"latency\":\"2ms\"}",
+		    "duplicate object key"),
+	};
+	static char deep[100000 + 16];
+	struct wire_state st;
+	struct wire_shape def, s;
+	const char *r;
+	size_t i;
+
+	wire_shape_default(&def);
+	CHECK_EQ_INT(wire_state_init(&st, WIRE_MODE_SWITCH, 2, &def, 8192), 0);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		wire_ctl_handle(&st, bad[i].text, bad[i].len, &out);
+		r = wire_buf_str(&out);
+		CHECK(!strchr(r, '\n'));
+		CHECK_HAS(r, "{\"ok\":false,\"error\":\"");
+		CHECK_HAS(r, bad[i].why);
+	}
+	/* deep nesting: past jansson's depth limit, and far past it */
+	memcpy(deep, "{\"a\":", 5);
+	memset(deep + 5, '[', 2100);
+	CHECK_HAS(req(&st, deep), "maximum parsing depth reached");
+	memset(deep + 5, '[', sizeof(deep) - 6);
+	CHECK_HAS(req(&st, deep), "maximum parsing depth reached");
+	for (i = 0; i < 2; i++) {
+		wire_state_get(&st.ports[i], &s);
+		CHECK_EQ_U64(s.latency_ns, def.latency_ns);
+		CHECK_EQ_U64(s.queue_pkts, def.queue_pkts);
+		CHECK(s.loss == def.loss);
+	}
+	/* escapes are decoded */
+	CHECK_HAS(req(&st, "{\"cmd\":\"s\\u0065t\",\"latency\":\"1\\u006ds\"}"),
+		  "\"ok\":true");
+	wire_state_get(&st.ports[0], &s);
+	CHECK_EQ_U64(s.latency_ns, 1000000);
 	wire_state_fini(&st);
 }
 
@@ -453,8 +516,8 @@ static void test_server(void)
 int main(void)
 {
 	wire_buf_init(&out);
-	test_json();
 	test_requests();
+	test_malformed();
 	test_grace();
 	test_server();
 	wire_buf_fini(&out);

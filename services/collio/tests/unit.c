@@ -5,8 +5,11 @@
  *            the bytes MPI_Unpack itself fills through the filetype
  *   domains  file domains: a partition of the range, stripe-aligned, rounds
  *   hints    defaults, bad values, the JSON and ROMIO_HINTS files, precedence
+ *   json     a corpus of malformed LOGGP_COLLIO_HINTS files: each one error
+ *            line naming what is wrong, no hint set, no crash
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -144,12 +147,17 @@ static void test_domains(void)
 	}
 }
 
-static void write_file(const char *path, const char *text)
+static void write_bytes(const char *path, const char *text, size_t len)
 {
 	FILE *fp = fopen(path, "w");
 
-	fputs(text, fp);
+	fwrite(text, 1, len, fp);
 	fclose(fp);
+}
+
+static void write_file(const char *path, const char *text)
+{
+	write_bytes(path, text, strlen(text));
 }
 
 static void test_hints(void)
@@ -202,6 +210,122 @@ static void test_hints(void)
 	rmdir(dir);
 }
 
+/* The hints a JSON file sets, and how many it set. */
+struct hint_sink {
+	struct cio_hints h;
+	int sets;
+};
+
+static int sink_set(void *arg, const char *key, const char *value)
+{
+	struct hint_sink *s = arg;
+	int ret = cio_hints_set(&s->h, key, value);
+
+	s->sets += !ret;
+	return ret;
+}
+
+/*
+ * Feeds text as the hints file: cio_json_hints must refuse it with one line
+ * on stderr (captured in the file log_fd) that contains why, and set no hint.
+ */
+static void expect_error(const char *json, const char *text, size_t len, const char *why,
+			 int log_fd)
+{
+	struct hint_sink sink = { .sets = 0 };
+	int saved = dup(2), ret;
+	char msg[1024];
+	ssize_t n;
+
+	write_bytes(json, text, len);
+	/* stderr shares log_fd's offset: back to 0 for this one's line */
+	CHECK(!ftruncate(log_fd, 0) && !lseek(log_fd, 0, SEEK_SET), "truncate the log");
+	dup2(log_fd, 2);
+	cio_hints_default(&sink.h);
+	ret = cio_json_hints(json, "/d/f", sink_set, &sink);
+	dup2(saved, 2);
+	close(saved);
+	n = pread(log_fd, msg, sizeof(msg) - 1, 0);
+	msg[n > 0 ? n : 0] = 0;
+	CHECK(ret == -EINVAL && !sink.sets, "'%.40s': returned %d after %d hints", text, ret,
+	      sink.sets);
+	CHECK(!strncmp(msg, "collio: ", 8) && strstr(msg, why) &&
+	      strchr(msg, '\n') == msg + strlen(msg) - 1,
+	      "'%.40s': '%s' is not one line with '%s'", text, msg, why);
+}
+
+#define BAD(text, why)	{ text, sizeof(text) - 1, why }
+#define ENTRY(hints)	"{\"File\": [{\"Path\": \"/d/f\", \"Hints\": " hints "}]}"
+
+static void test_json(void)
+{
+	static const struct {
+		const char *text;
+		size_t len;
+		const char *why;
+	} bad[] = {
+		BAD("", "'[' or '{' expected near end of file"),
+		BAD(" \n", "'[' or '{' expected"),
+		/* truncated */
+		BAD("{", "string or '}' expected"),
+		BAD("{\"File\": [", "near end of file"),
+		BAD("{\"File\": [{\"Path\": \"/d/f\", \"Hints\": {\"cb_nodes\": 2}",
+		    "near end of file"),
+		BAD("{\"File\": [{\"Path\": \"/d/", "premature end of input"),
+		BAD("{\"File\": []} x", "end of file expected near 'x'"),
+		/* the wrong types */
+		BAD("[]", "at byte 0: not an object"),
+		BAD("42", "'[' or '{' expected"),
+		BAD("{\"File\": {}}", "\"File\" must be an array of {Path, Hints}"),
+		BAD("{\"Directory\": \"/d\"}", "\"Directory\" must be an array"),
+		BAD("{\"File\": [1]}", "File entry 0 needs a string Path and an object Hints"),
+		BAD("{\"File\": [{\"Path\": 1, \"Hints\": {}}]}", "File entry 0 needs"),
+		BAD("{\"File\": [{\"Path\": \"/d/f\", \"Hints\": []}]}", "File entry 0 needs"),
+		BAD(ENTRY("{\"cb_nodes\": true}"), "hint cb_nodes must be a string or a number"),
+		BAD(ENTRY("{\"cb_nodes\": null}"), "hint cb_nodes must be a string or a number"),
+		BAD(ENTRY("{\"cb_nodes\": {\"n\": 2}}"), "hint cb_nodes must be"),
+		BAD(ENTRY("{\"cb_nodes\": 2.5}"), "hint cb_nodes=2.5: expected an integer"),
+		/* huge numbers */
+		BAD(ENTRY("{\"cb_nodes\": 99999999999999999999999}"), "too big integer"),
+		BAD(ENTRY("{\"cb_nodes\": 1e999}"), "real number overflow"),
+		BAD(ENTRY("{\"cb_nodes\": 9223372036854775807}"),
+		    "hint cb_nodes=9223372036854775807: expected an integer"),
+		BAD(ENTRY("{\"cb_buffer_size\": 1e300}"), "hint cb_buffer_size=1"),
+		/* NUL bytes, raw or escaped */
+		BAD("{\"File\": []}\0", "end of file expected"),
+		BAD("{\"File\": [{\"Path\": \"/d/\0f\", \"Hints\": {}}]}",
+		    "control character 0x0"),
+		BAD(ENTRY("{\"e10_cache\": \"enable\\u0000\"}"), "is not allowed"),
+		/* not UTF-8 */
+		BAD(ENTRY("{\"e10_cache\": \"\xff\"}"), "unable to decode byte 0xff"),
+		BAD(ENTRY("{\"\xc0\xaf\": 1}"), "unable to decode byte 0xc0"),
+		BAD(ENTRY("{\"e10_cache\": \"\\udc00\"}"), "invalid Unicode"),
+		/* duplicate keys */
+		BAD("{\"File\": [], \"File\": []}", "duplicate object key"),
+		BAD(ENTRY("{\"cb_nodes\": 2, \"cb_nodes\": 3}"), "duplicate object key"),
+	};
+	static char deep[100000];
+	char dir[] = "/tmp/collio-json-XXXXXX", json[64], log[64];
+	int fd;
+
+	CHECK(mkdtemp(dir), "mkdtemp");
+	snprintf(json, sizeof(json), "%s/hints.json", dir);
+	snprintf(log, sizeof(log), "%s/stderr", dir);
+	fd = open(log, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		expect_error(json, bad[i].text, bad[i].len, bad[i].why, fd);
+	/* deep nesting, as arrays and as objects */
+	memset(deep, '[', sizeof(deep));
+	expect_error(json, deep, sizeof(deep), "maximum parsing depth reached", fd);
+	for (size_t k = 0; k + 5 <= sizeof(deep); k += 5)
+		memcpy(deep + k, "{\"a\":", 5);
+	expect_error(json, deep, sizeof(deep), "maximum parsing depth reached", fd);
+	close(fd);
+	unlink(log);
+	unlink(json);
+	rmdir(dir);
+}
+
 int main(int argc, char **argv)
 {
 	MPI_Init(&argc, &argv);
@@ -212,8 +336,10 @@ int main(int argc, char **argv)
 		test_domains();
 	} else if (argc == 2 && !strcmp(argv[1], "hints")) {
 		test_hints();
+	} else if (argc == 2 && !strcmp(argv[1], "json")) {
+		test_json();
 	} else {
-		fprintf(stderr, "usage: collio_unit flat|domains|hints\n");
+		fprintf(stderr, "usage: collio_unit flat|domains|hints|json\n");
 		failures = 1;
 	}
 	MPI_Finalize();
