@@ -24,6 +24,7 @@ extern char cf_reason[512];
 
 static const struct cf_case *const cf_tables[] = {
 	cf_msg_cases, cf_rma_cases, cf_av_cases, cf_wait_cases, cf_life_cases,
+	cf_select_cases, cf_signal_cases, cf_event_cases,
 };
 
 #define CF_NTABLES	(sizeof(cf_tables) / sizeof(cf_tables[0]))
