@@ -73,6 +73,15 @@ size_t lgp_cq_entry_size(enum fi_cq_format format);
 bool lgp_cq_ready(struct lgp_cq *cq, uint64_t *next);
 
 /*
+ * Whether the application's read would return something: a due
+ * synthesised completion or an error.  The real CQ is drained first
+ * (lgp_cq_drain), since what it holds may be only the shim's own
+ * completions, which no read returns.  For poll sets, which must report
+ * a CQ only when it has something (fi_poll).  Takes the domain lock.
+ */
+bool lgp_cq_has_news(struct lgp_cq *cq);
+
+/*
  * Reads the real CQ until it is empty, consuming the shim's completions and
  * keeping the application's for its next read; lock held.  Used when an
  * endpoint closes and must see its deferred sends complete.
