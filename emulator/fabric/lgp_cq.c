@@ -481,6 +481,9 @@ static ssize_t lgp_cq_sreadfrom(struct fid_cq *fcq, void *buf, size_t count,
 			lgp_cq_charge(cq, nrecv);
 			return ret;
 		}
+		/* Cut short by the application's fi_cq_signal, as the real one. */
+		if (__atomic_exchange_n(&cq->app_signal, false, __ATOMIC_ACQ_REL))
+			return -FI_EAGAIN;
 		now = lgp_now_ns();
 		if (now >= deadline)
 			return -FI_EAGAIN;
@@ -506,7 +509,12 @@ static ssize_t lgp_cq_sread(struct fid_cq *fcq, void *buf, size_t count,
 
 static int lgp_cq_signal(struct fid_cq *fcq)
 {
-	return fi_cq_signal(lgp_cq_of(fcq)->hcq);
+	struct lgp_cq *cq = lgp_cq_of(fcq);
+
+	/* Before the real signal, which may wake a reader that looks. */
+	if (cq->shim)
+		__atomic_store_n(&cq->app_signal, true, __ATOMIC_RELEASE);
+	return fi_cq_signal(cq->hcq);
 }
 
 static const char *lgp_cq_strerror(struct fid_cq *fcq, int prov_errno,

@@ -37,6 +37,14 @@ struct lgp_cq {
 	bool signals;
 	uint64_t signalled;		/* release time signalled last */
 	/*
+	 * The application called fi_cq_signal and no fi_cq_sread has
+	 * returned for it yet.  The shim signals the real CQ too (above),
+	 * and its sread is a loop of real reads: the real CQ's own flag is
+	 * taken by whichever real read comes first, so the application's
+	 * is kept here, for the sread it must cut short.
+	 */
+	bool app_signal;
+	/*
 	 * Bound to an endpoint that was enabled: the shim may read it on its
 	 * own (lgp_domain_drive).  A provider may not expect a CQ of an
 	 * endpoint that never became usable to be read: shm crashes reading
