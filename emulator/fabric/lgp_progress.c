@@ -30,6 +30,16 @@
  *     into the library; LOGGP_PROGRESS_THREAD=normal makes the thread
  *     preempt instead, at the cost of disturbing polling ranks.
  *
+ * A kick that finds the thread due to look soon enough anyway does not
+ * wake it, and reads that time without the thread's lock.  The time is
+ * that of the thread's last scan, so a send queued while the thread is
+ * scanning, behind it, would find a time that seemed soon enough, and the
+ * thread would then sleep without a deadline: the send waited for the
+ * program's next call, for ever if the program blocked in the provider
+ * (fi_cntr_wait, an fi_cntr_read loop).  So every kick is counted, and a
+ * thread that counts a kick during its scan looks again instead of
+ * sleeping (lgp_prog_kicks, with lgp_prog_wake as Dekker's pair).
+ *
  * The thread never blocks on a domain's lock while holding its own
  * (trylock), so application threads may kick it while holding theirs.
  * Work the thread does under its own lock may kick it too (a drained
@@ -70,6 +80,7 @@ static bool lgp_prog_stop;
 static pthread_t lgp_prog_tid;
 static uint64_t lgp_prog_wake = UINT64_MAX;	/* when the thread will look */
 static uint64_t lgp_prog_activity;		/* time of the last deferral */
+static uint64_t lgp_prog_kicks;			/* kicks from other threads */
 static __thread bool lgp_prog_holder;		/* this thread holds the lock */
 
 static void lgp_prog_lock_take(void)
@@ -84,18 +95,30 @@ static void lgp_prog_lock_drop(void)
 	pthread_mutex_unlock(&lgp_prog_lock);
 }
 
-static void lgp_progress_sleep(uint64_t until)
+/*
+ * Sleeps until until, or not at all if a kick came since the scan began
+ * (kicks: lgp_prog_kicks then).
+ */
+static void lgp_progress_sleep(uint64_t until, uint64_t kicks)
 {
 	struct timespec ts;
-	uint64_t now = lgp_now_ns(), delta;
+	uint64_t now = lgp_now_ns(), delta, act;
 
+	/* A kick after now was read is activity too (no wrap-around). */
+	act = __atomic_load_n(&lgp_prog_activity, __ATOMIC_RELAXED);
 	if (until == UINT64_MAX &&
-	    now - __atomic_load_n(&lgp_prog_activity, __ATOMIC_RELAXED) <
-	    LGP_PROGRESS_LINGER_NS)
+	    (act > now || now - act < LGP_PROGRESS_LINGER_NS))
 		until = now + LGP_PROGRESS_TICK_NS;
 	if (until != UINT64_MAX && until > now + LGP_PROGRESS_TICK_NS)
 		until = now + LGP_PROGRESS_TICK_NS;
-	__atomic_store_n(&lgp_prog_wake, until, __ATOMIC_RELAXED);
+	__atomic_store_n(&lgp_prog_wake, until, __ATOMIC_SEQ_CST);
+	/*
+	 * A kick that read the wake-up time before the store above did not
+	 * wake the thread, and its send may be one the scan missed.  One
+	 * after it sees this time, and takes the lock if it is too late.
+	 */
+	if (__atomic_load_n(&lgp_prog_kicks, __ATOMIC_SEQ_CST) != kicks)
+		return;
 	if (until == UINT64_MAX) {
 		pthread_cond_wait(&lgp_prog_cond, &lgp_prog_lock);
 		return;
@@ -130,7 +153,7 @@ static uint64_t lgp_progress_due(struct lgp_domain *dom)
 static void *lgp_progress_main(void *arg)
 {
 	struct lgp_domain *dom;
-	uint64_t now, next, r;
+	uint64_t now, next, r, kicks;
 
 	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
 	if (lgp_config_get()->progress_idle) {
@@ -140,6 +163,7 @@ static void *lgp_progress_main(void *arg)
 	}
 	lgp_prog_lock_take();
 	while (!lgp_prog_stop) {
+		kicks = __atomic_load_n(&lgp_prog_kicks, __ATOMIC_SEQ_CST);
 		next = UINT64_MAX;
 		now = lgp_now_ns();
 		for (dom = lgp_prog_list; dom; dom = dom->prog_next) {
@@ -163,7 +187,7 @@ static void *lgp_progress_main(void *arg)
 			if (r < next)
 				next = r;
 		}
-		lgp_progress_sleep(next);
+		lgp_progress_sleep(next, kicks);
 	}
 	lgp_prog_lock_drop();
 	return NULL;
@@ -218,9 +242,13 @@ void lgp_progress_del(struct lgp_domain *dom)
 
 void lgp_progress_kick(uint64_t release, uint64_t now)
 {
+	/* The thread itself, or a flush holding its lock: it looks again. */
+	if (lgp_prog_holder)
+		return;
 	__atomic_store_n(&lgp_prog_activity, now, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&lgp_prog_kicks, 1, __ATOMIC_SEQ_CST);
 	if (release + LGP_PROGRESS_TICK_NS >=
-	    __atomic_load_n(&lgp_prog_wake, __ATOMIC_RELAXED) || lgp_prog_holder)
+	    __atomic_load_n(&lgp_prog_wake, __ATOMIC_SEQ_CST))
 		return;
 	pthread_mutex_lock(&lgp_prog_lock);
 	if (release < lgp_prog_wake) {
