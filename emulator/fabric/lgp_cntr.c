@@ -129,28 +129,21 @@ static int lgp_cntr_seterr(struct fid_cntr *cntr, uint64_t value)
 	return fi_cntr_seterr(lgp_cntr_of(cntr)->hcntr, value);
 }
 
-/* Pass-through (every knob zero); lgp_cntr_active_ops while delays are on. */
-static struct fi_ops_cntr lgp_cntr_ops = {
-	.size = sizeof(struct fi_ops_cntr),
-	.read = lgp_cntr_read,
-	.readerr = lgp_cntr_readerr,
-	.add = lgp_cntr_add,
-	.set = lgp_cntr_set,
-	.wait = lgp_cntr_wait,
-	.adderr = lgp_cntr_adderr,
-	.seterr = lgp_cntr_seterr,
-};
+/* The ops of a counter whose reads are read_fn. */
+#define LGP_CNTR_OPS(read_fn) {						\
+	.size = sizeof(struct fi_ops_cntr),				\
+	.read = read_fn,						\
+	.readerr = lgp_cntr_readerr,					\
+	.add = lgp_cntr_add,						\
+	.set = lgp_cntr_set,						\
+	.wait = lgp_cntr_wait,						\
+	.adderr = lgp_cntr_adderr,					\
+	.seterr = lgp_cntr_seterr,					\
+}
 
-static struct fi_ops_cntr lgp_cntr_active_ops = {
-	.size = sizeof(struct fi_ops_cntr),
-	.read = lgp_cntr_read_active,
-	.readerr = lgp_cntr_readerr,
-	.add = lgp_cntr_add,
-	.set = lgp_cntr_set,
-	.wait = lgp_cntr_wait,
-	.adderr = lgp_cntr_adderr,
-	.seterr = lgp_cntr_seterr,
-};
+/* Pass-through (every knob zero), and while delays are on. */
+static struct fi_ops_cntr lgp_cntr_ops = LGP_CNTR_OPS(lgp_cntr_read);
+static struct fi_ops_cntr lgp_cntr_active_ops = LGP_CNTR_OPS(lgp_cntr_read_active);
 
 int lgp_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
 		  struct fid_cntr **out, void *context)
