@@ -26,6 +26,7 @@
 #include "lgp_progress.h"
 #include "lgp_req.h"
 #include "lgp_send.h"
+#include "lgp_util.h"
 
 void lgp_ep_count(struct lgp_ep *ep, size_t len)
 {
@@ -436,7 +437,9 @@ ssize_t lgp_send_submit(struct lgp_ep *ep, struct lgp_req *call)
 		pthread_mutex_unlock(&dom->lock);
 		return ret;
 	}
-	lgp_eng_send_overhead(eng);
+	/* A utility's own send in its progress is no application's call. */
+	if (!dom->util_above || !lgp_util_in_read())
+		lgp_eng_send_overhead(eng);
 
 	pthread_mutex_lock(&dom->lock);
 	lgp_send_msg(ep, call, &msg);

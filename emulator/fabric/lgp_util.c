@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * o_r above a utility provider (lgp_util.h says why).
+ * o_r above a utility provider, and no o_s in its progress (lgp_util.h
+ * says why).
  *
  * The utility's objects stay the provider's own: only their ops pointers
  * are pointed at copies of the provider's tables with a few entries
@@ -67,6 +68,11 @@ static void lgp_util_copy(void *dst, const void *src, size_t ours)
 	memset(dst, 0, ours);
 	memcpy(dst, src, theirs < ours ? theirs : ours);
 	*(size_t *) dst = ours;
+}
+
+bool lgp_util_in_read(void)
+{
+	return lgp_util_reading;
 }
 
 bool lgp_util_claim(struct lgp_domain *core)
@@ -304,7 +310,8 @@ int lgp_util_hook(struct fid_fabric *fabric)
 	const struct lgp_config *cfg = lgp_config_get();
 	struct lgp_util_fabric *u;
 
-	if (cfg->error || !cfg->params.recv_overhead_ns)
+	if (cfg->error || (!cfg->params.recv_overhead_ns &&
+			   !cfg->params.send_overhead_ns))
 		return 0;
 	u = calloc(1, sizeof(*u));
 	if (!u)

@@ -11,8 +11,17 @@
  * while o_r is set, a utility's fabric, domains and CQs get thin ops
  * overrides: the utility CQ read that hands receive completions to the
  * application spins o_r for each, and the core domain the utility domain
- * opens beneath it charges none.  With o_r at zero the utility is not
- * touched at all.
+ * opens beneath it charges none.
+ *
+ * o_s likewise belongs to the application's send call, once per message,
+ * but the shim spins it in every send-type call into the core.  A utility
+ * makes such calls of its own inside its progress: ofi_rxm's rendezvous
+ * read and its acknowledgement, ofi_rxd's acknowledgements.  Charged
+ * there, each cost Δo_s on the wire path of the application's message:
+ * a 64 KiB message over tcp;ofi_rxm carried three Δo_s per half round
+ * trip and L grew by two of them.  So core sends made inside a utility
+ * CQ read charge no o_s (lgp_util_in_read).  With o_s and o_r at zero the
+ * utility is not touched at all.
  */
 #ifndef LGP_UTIL_H
 #define LGP_UTIL_H
@@ -31,5 +40,11 @@ int lgp_util_hook(struct fid_fabric *fabric);
  * opening it on this thread, which then charges o_r in its place.
  */
 bool lgp_util_claim(struct lgp_domain *core);
+
+/*
+ * Whether this thread is inside a CQ read of a utility provider, whose
+ * progress makes the core sends it is making now.
+ */
+bool lgp_util_in_read(void);
 
 #endif /* LGP_UTIL_H */
