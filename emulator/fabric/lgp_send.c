@@ -26,7 +26,6 @@
 #include "lgp_progress.h"
 #include "lgp_req.h"
 #include "lgp_send.h"
-#include "lgp_util.h"
 
 void lgp_ep_count(struct lgp_ep *ep, size_t len)
 {
@@ -437,8 +436,8 @@ ssize_t lgp_send_submit(struct lgp_ep *ep, struct lgp_req *call)
 		pthread_mutex_unlock(&dom->lock);
 		return ret;
 	}
-	/* A utility's own send in its progress is no application's call. */
-	if (!dom->util_above || !lgp_util_in_read())
+	/* Beneath a utility its endpoint's call spins o_s (lgp_util.h). */
+	if (!dom->util_above)
 		lgp_eng_send_overhead(eng);
 
 	pthread_mutex_lock(&dom->lock);

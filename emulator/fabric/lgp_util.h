@@ -14,21 +14,25 @@
  * opens beneath it charges none.
  *
  * o_s likewise belongs to the application's send call, once per message,
- * but the shim spins it in every send-type call into the core.  A utility
- * makes such calls of its own inside its progress: ofi_rxm's rendezvous
- * read and its acknowledgement, ofi_rxd's acknowledgements.  Charged
- * there, each cost Δo_s on the wire path of the application's message:
- * a 64 KiB message over tcp;ofi_rxm carried three Δo_s per half round
- * trip and L grew by two of them.  So core sends made inside a utility
- * CQ read charge no o_s (lgp_util_in_read).  With o_s and o_r at zero the
- * utility is not touched at all.
+ * but the shim spun it in every send-type call into the core.  A utility
+ * makes such calls of its own: ofi_rxm's rendezvous read and its
+ * acknowledgement, ofi_rxd's acknowledgements and every data packet it
+ * sends from its progress.  Each cost Δo_s on the wire path of the
+ * application's message: a 64 KiB message over tcp;ofi_rxm carried three
+ * Δo_s per half round trip and L grew by two of them.  So while o_s is set
+ * a utility's endpoints get thin overrides too (lgp_util_ep.c): each
+ * send-type op spins o_s once, and the core domain beneath charges none.
+ * With o_s and o_r at zero the utility is not touched at all.
  */
 #ifndef LGP_UTIL_H
 #define LGP_UTIL_H
 
 #include <stdbool.h>
 
+#include <stddef.h>
+
 #include <rdma/fabric.h>
+#include <rdma/fi_endpoint.h>
 
 struct lgp_domain;
 
@@ -41,10 +45,14 @@ int lgp_util_hook(struct fid_fabric *fabric);
  */
 bool lgp_util_claim(struct lgp_domain *core);
 
+/* Copies a provider's ops table, no more than it declares (ours: sizeof). */
+void lgp_util_copy(void *dst, const void *src, size_t ours);
+
 /*
- * Whether this thread is inside a CQ read of a utility provider, whose
- * progress makes the core sends it is making now.
+ * Points a utility endpoint's send-type ops at wrappers that spin the core
+ * domain's o_s (lgp_util_ep.c); nothing while o_s is zero.  0 or
+ * -FI_ENOMEM.
  */
-bool lgp_util_in_read(void);
+int lgp_util_ep_wrap(struct lgp_domain *core, struct fid_ep *ep);
 
 #endif /* LGP_UTIL_H */
