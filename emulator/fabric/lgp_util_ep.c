@@ -11,6 +11,7 @@
  * the ops pointer alone.  A provider that points its endpoint at other
  * tables when it is enabled gets copies of those instead.
  */
+#include <stdbool.h>
 #include <stdlib.h>
 
 #include <rdma/fi_atomic.h>
@@ -193,36 +194,35 @@ LGP_UTIL_OP(atomic, compwritemsg, (struct fid_ep *ep,
 	} while (0)
 
 /*
- * Points the endpoint's tables that are not ours yet at fresh copies with
- * the send-type entries wrapped.
+ * Whether ep's table tbl exists and is not ours yet; if so it is copied,
+ * kept as the original and replaced by the copy.
  */
+#define LGP_UTIL_TAKE(u, ep, tbl)					\
+	((ep)->tbl && (ep)->tbl != &(u)->tbl &&				\
+	 ((u)->orig_##tbl = (ep)->tbl,					\
+	  lgp_util_copy(&(u)->tbl, (ep)->tbl, sizeof((u)->tbl)),	\
+	  (ep)->tbl = &(u)->tbl, true))
+
+/* Points the endpoint's tables that are not ours yet at wrapped copies. */
 static void lgp_util_ep_install(struct lgp_util_ep *u, struct fid_ep *ep)
 {
-	if (ep->msg && ep->msg != &u->msg) {
-		u->orig_msg = ep->msg;
-		lgp_util_copy(&u->msg, ep->msg, sizeof(u->msg));
+	if (LGP_UTIL_TAKE(u, ep, msg)) {
 		LGP_UTIL_SET(u, msg, send);
 		LGP_UTIL_SET(u, msg, sendv);
 		LGP_UTIL_SET(u, msg, sendmsg);
 		LGP_UTIL_SET(u, msg, inject);
 		LGP_UTIL_SET(u, msg, senddata);
 		LGP_UTIL_SET(u, msg, injectdata);
-		ep->msg = &u->msg;
 	}
-	if (ep->tagged && ep->tagged != &u->tagged) {
-		u->orig_tagged = ep->tagged;
-		lgp_util_copy(&u->tagged, ep->tagged, sizeof(u->tagged));
+	if (LGP_UTIL_TAKE(u, ep, tagged)) {
 		LGP_UTIL_SET(u, tagged, send);
 		LGP_UTIL_SET(u, tagged, sendv);
 		LGP_UTIL_SET(u, tagged, sendmsg);
 		LGP_UTIL_SET(u, tagged, inject);
 		LGP_UTIL_SET(u, tagged, senddata);
 		LGP_UTIL_SET(u, tagged, injectdata);
-		ep->tagged = &u->tagged;
 	}
-	if (ep->rma && ep->rma != &u->rma) {
-		u->orig_rma = ep->rma;
-		lgp_util_copy(&u->rma, ep->rma, sizeof(u->rma));
+	if (LGP_UTIL_TAKE(u, ep, rma)) {
 		LGP_UTIL_SET(u, rma, read);
 		LGP_UTIL_SET(u, rma, readv);
 		LGP_UTIL_SET(u, rma, readmsg);
@@ -232,11 +232,8 @@ static void lgp_util_ep_install(struct lgp_util_ep *u, struct fid_ep *ep)
 		LGP_UTIL_SET(u, rma, inject);
 		LGP_UTIL_SET(u, rma, writedata);
 		LGP_UTIL_SET(u, rma, injectdata);
-		ep->rma = &u->rma;
 	}
-	if (ep->atomic && ep->atomic != &u->atomic) {
-		u->orig_atomic = ep->atomic;
-		lgp_util_copy(&u->atomic, ep->atomic, sizeof(u->atomic));
+	if (LGP_UTIL_TAKE(u, ep, atomic)) {
 		LGP_UTIL_SET(u, atomic, write);
 		LGP_UTIL_SET(u, atomic, writev);
 		LGP_UTIL_SET(u, atomic, writemsg);
@@ -247,7 +244,6 @@ static void lgp_util_ep_install(struct lgp_util_ep *u, struct fid_ep *ep)
 		LGP_UTIL_SET(u, atomic, compwrite);
 		LGP_UTIL_SET(u, atomic, compwritev);
 		LGP_UTIL_SET(u, atomic, compwritemsg);
-		ep->atomic = &u->atomic;
 	}
 }
 
