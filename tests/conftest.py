@@ -262,6 +262,40 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+CALIBRATE = BUILD / "emulator" / "calibrate" / "loggp-calibrate"
+
+
+def calibrate_pair(
+    args: Sequence[str], env: Mapping[str, str], out: Path, pin: bool = False
+) -> dict[str, Any]:
+    """One loggp-calibrate server and client on 127.0.0.1 with the same args; returns the
+    client's JSON document (written to out).  pin: the server on CPU 0, the client on
+    CPU 1 (where there are two), so that two busy pollers never share one core."""
+    common = [str(CALIBRATE), "-P", str(free_port()), "-T", "30", "-q", *args]
+    cpus = sorted(os.sched_getaffinity(0))
+    taskset = pin and len(cpus) > 1 and shutil.which("taskset")
+    server_pre = ["taskset", "-c", str(cpus[0])] if taskset else []
+    client_pre = ["taskset", "-c", str(cpus[1])] if taskset else []
+    server = subprocess.Popen(
+        [*server_pre, *common, "-B", "127.0.0.1"],
+        env=dict(env),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        client = run([*client_pre, *common, "-j", str(out), "127.0.0.1"], dict(env), timeout=120)
+        _, server_err = server.communicate(timeout=60)
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()
+    assert client.returncode == 0, client.stderr
+    assert server.returncode == 0, server_err
+    doc: dict[str, Any] = json.loads(out.read_text())
+    return doc
+
+
 def _listening(port: int) -> bool:
     for table in ("/proc/net/tcp", "/proc/net/tcp6"):
         try:

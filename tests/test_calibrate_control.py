@@ -3,39 +3,18 @@ where the shim would delay, inside the timed calls of the round trip only."""
 
 from __future__ import annotations
 
-import json
-import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import BUILD, base_env, free_port, run
+from conftest import CALIBRATE, base_env, calibrate_pair, run
 
-CALIBRATE = BUILD / "emulator" / "calibrate" / "loggp-calibrate"
 SEND_NS, RECV_NS = 20000, 10000
 
 
 @pytest.mark.integration
 def test_control_spins_are_in_the_round_trip_and_not_in_the_bursts(tmp_path: Path) -> None:
-    out = tmp_path / "calib.json"
-    common = [str(CALIBRATE), "-p", "shm", "-P", str(free_port()), "-T", "30", "-n", "200"]
-    common += ["-s", "1,64", "-q", "-S", str(SEND_NS), "-R", str(RECV_NS)]
-    server = subprocess.Popen(
-        [*common, "-B", "127.0.0.1"],
-        env=base_env(),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        client = run([*common, "-j", str(out), "127.0.0.1"], base_env(), timeout=120)
-        _, server_err = server.communicate(timeout=60)
-    finally:
-        if server.poll() is None:
-            server.kill()
-            server.wait()
-    assert client.returncode == 0, client.stderr
-    assert server.returncode == 0, server_err
-    doc = json.loads(out.read_text())
+    args = ["-p", "shm", "-n", "200", "-s", "1,64", "-S", str(SEND_NS), "-R", str(RECV_NS)]
+    doc = calibrate_pair(args, base_env(), tmp_path / "calib.json")
     assert doc["control"] == {"spin_send_ns": SEND_NS, "spin_recv_ns": RECV_NS}
     r = doc["results"]
     # A spin lasts at least as long as asked, and it sits inside the timed calls.

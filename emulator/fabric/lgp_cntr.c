@@ -2,8 +2,17 @@
 /*
  * Counter wrapper.  A counter bound to count receives charges o_r for every
  * completion it newly reports, like a CQ does per receive entry.
+ *
+ * While delays are active a counter read is a call into the domain like a
+ * CQ read, and releases the sends that are due first: a program that
+ * polls only counters (fabtests' fi_rdm_rma_event, ft_spin_for_cntr) waits
+ * for its own writes, whose send counter moves only once the shim has
+ * posted them.  Left to the progress thread, they waited for a free core,
+ * which a program spinning on each core never leaves.
  */
 #include <stdlib.h>
+
+#include <lgp/clock.h>
 
 #include "lgp_cntr.h"
 #include "lgp_domain.h"
@@ -57,6 +66,26 @@ static uint64_t lgp_cntr_read(struct fid_cntr *cntr)
 	return lgp_cntr_charge(c, fi_cntr_read(c->hcntr));
 }
 
+/* Releases what is due in an active domain; the lock is not held. */
+static void lgp_cntr_release(struct lgp_cntr *c)
+{
+	uint64_t now = lgp_now_ns();
+
+	if (lgp_eng_next_release(&c->dom->eng) > now)
+		return;
+	pthread_mutex_lock(&c->dom->lock);
+	lgp_eng_release(&c->dom->eng, now);
+	pthread_mutex_unlock(&c->dom->lock);
+}
+
+static uint64_t lgp_cntr_read_active(struct fid_cntr *cntr)
+{
+	struct lgp_cntr *c = lgp_cntr_of(cntr);
+
+	lgp_cntr_release(c);
+	return lgp_cntr_charge(c, fi_cntr_read(c->hcntr));
+}
+
 static uint64_t lgp_cntr_readerr(struct fid_cntr *cntr)
 {
 	return fi_cntr_readerr(lgp_cntr_of(cntr)->hcntr);
@@ -78,7 +107,12 @@ static int lgp_cntr_set(struct fid_cntr *cntr, uint64_t value)
 static int lgp_cntr_wait(struct fid_cntr *cntr, uint64_t threshold, int timeout)
 {
 	struct lgp_cntr *c = lgp_cntr_of(cntr);
-	int ret = fi_cntr_wait(c->hcntr, threshold, timeout);
+	int ret;
+
+	/* The rest is the progress thread's: the real wait blocks. */
+	if (c->dom->active)
+		lgp_cntr_release(c);
+	ret = fi_cntr_wait(c->hcntr, threshold, timeout);
 
 	if (!ret)
 		lgp_cntr_charge(c, fi_cntr_read(c->hcntr));
@@ -95,16 +129,21 @@ static int lgp_cntr_seterr(struct fid_cntr *cntr, uint64_t value)
 	return fi_cntr_seterr(lgp_cntr_of(cntr)->hcntr, value);
 }
 
-static struct fi_ops_cntr lgp_cntr_ops = {
-	.size = sizeof(struct fi_ops_cntr),
-	.read = lgp_cntr_read,
-	.readerr = lgp_cntr_readerr,
-	.add = lgp_cntr_add,
-	.set = lgp_cntr_set,
-	.wait = lgp_cntr_wait,
-	.adderr = lgp_cntr_adderr,
-	.seterr = lgp_cntr_seterr,
-};
+/* The ops of a counter whose reads are read_fn. */
+#define LGP_CNTR_OPS(read_fn) {						\
+	.size = sizeof(struct fi_ops_cntr),				\
+	.read = read_fn,						\
+	.readerr = lgp_cntr_readerr,					\
+	.add = lgp_cntr_add,						\
+	.set = lgp_cntr_set,						\
+	.wait = lgp_cntr_wait,						\
+	.adderr = lgp_cntr_adderr,					\
+	.seterr = lgp_cntr_seterr,					\
+}
+
+/* Pass-through (every knob zero), and while delays are on. */
+static struct fi_ops_cntr lgp_cntr_ops = LGP_CNTR_OPS(lgp_cntr_read);
+static struct fi_ops_cntr lgp_cntr_active_ops = LGP_CNTR_OPS(lgp_cntr_read_active);
 
 int lgp_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
 		  struct fid_cntr **out, void *context)
@@ -128,7 +167,7 @@ int lgp_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
 	c->cntr.fid.fclass = FI_CLASS_CNTR;
 	c->cntr.fid.context = context;
 	c->cntr.fid.ops = &lgp_cntr_fi_ops;
-	c->cntr.ops = &lgp_cntr_ops;
+	c->cntr.ops = dom->active ? &lgp_cntr_active_ops : &lgp_cntr_ops;
 	*out = &c->cntr;
 	return 0;
 }

@@ -66,6 +66,7 @@ int lgp_cq_synth(struct lgp_cq *cq, uint64_t release, void *op_context,
 	req->cqe.buf = buf;
 	req->cqe.data = data;
 	req->cqe.tag = tag;
+	req->cqe_src = FI_ADDR_NOTAVAIL;
 	if (lgp_dq_push(&cq->synq, release, req))
 		return -FI_EAGAIN;
 	if (cq->signals && release < cq->dom->next_signal) {
@@ -119,6 +120,20 @@ bool lgp_cq_ready(struct lgp_cq *cq, uint64_t *next)
 	if (next)
 		*next = head;
 	return head <= lgp_now_ns();
+}
+
+bool lgp_cq_has_news(struct lgp_cq *cq)
+{
+	bool news;
+
+	pthread_mutex_lock(&cq->dom->lock);
+	lgp_eng_release(&cq->dom->eng, lgp_now_ns());
+	/* A CQ of no enabled endpoint holds nothing (and shm may crash). */
+	if (cq->drivable)
+		lgp_cq_drain(cq);
+	news = cq->err_held || lgp_dq_next(&cq->synq) <= lgp_now_ns();
+	pthread_mutex_unlock(&cq->dom->lock);
+	return news;
 }
 
 /* Widens a real entry of real_format into a tagged entry. */
@@ -221,16 +236,33 @@ static ssize_t lgp_cq_avail(struct lgp_cq *cq)
 	return lgp_cq_take_err(cq) ? -FI_EAVAIL : -FI_EAGAIN;
 }
 
+/*
+ * One batch of the real CQ with the entries' source addresses where the
+ * CQ keeps them (FI_ADDR_NOTAVAIL where it does not).
+ */
+static ssize_t lgp_cq_read_src(struct lgp_cq *cq, void *raw, size_t n,
+			       fi_addr_t *src)
+{
+	ssize_t got;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		src[i] = FI_ADDR_NOTAVAIL;
+	got = fi_cq_readfrom(cq->hcq, raw, n, src);
+	return got == -FI_ENOSYS ? fi_cq_read(cq->hcq, raw, n) : got;
+}
+
 void lgp_cq_drain(struct lgp_cq *cq)
 {
 	char raw[LGP_CQ_BATCH * sizeof(struct fi_cq_tagged_entry)];
+	fi_addr_t src[LGP_CQ_BATCH];
 	struct fi_cq_tagged_entry e;
 	struct lgp_req *keep;
 	ssize_t got, i;
 	int errs = 0;
 
 	while (!cq->err_held) {
-		got = fi_cq_read(cq->hcq, raw, LGP_CQ_BATCH);
+		got = lgp_cq_read_src(cq, raw, LGP_CQ_BATCH, src);
 		if (got == -FI_EAVAIL && lgp_cq_avail(cq) == -FI_EAGAIN &&
 		    ++errs < LGP_CQ_BATCH)
 			continue;
@@ -251,8 +283,13 @@ void lgp_cq_drain(struct lgp_cq *cq)
 				continue;
 			}
 			keep->app_context = e.op_context;
-			lgp_cq_synth(cq, lgp_now_ns(), keep, e.flags, e.len, e.buf,
-				     e.data, e.tag);
+			if (lgp_cq_synth(cq, lgp_now_ns(), keep, e.flags, e.len,
+					 e.buf, e.data, e.tag)) {
+				LGP_WARN(FI_LOG_CQ, "completion lost while draining\n");
+				lgp_req_put(keep);
+				continue;
+			}
+			keep->cqe_src = src[i];
 		}
 		if (got != LGP_CQ_BATCH)
 			break;
@@ -288,7 +325,7 @@ static ssize_t lgp_cq_poll(struct lgp_cq *cq, void *buf, size_t count,
 	while (n < count && (req = lgp_dq_pop_due(&cq->synq, now))) {
 		memcpy(out + n * cq->app_size, &req->cqe, cq->app_size);
 		if (src)
-			src[n] = FI_ADDR_NOTAVAIL;
+			src[n] = req->cqe_src;
 		if (req->cqe.flags & FI_RECV)
 			(*nrecv)++;
 		n++;
@@ -444,6 +481,9 @@ static ssize_t lgp_cq_sreadfrom(struct fid_cq *fcq, void *buf, size_t count,
 			lgp_cq_charge(cq, nrecv);
 			return ret;
 		}
+		/* Cut short by the application's fi_cq_signal, as the real one. */
+		if (__atomic_exchange_n(&cq->app_signal, false, __ATOMIC_ACQ_REL))
+			return -FI_EAGAIN;
 		now = lgp_now_ns();
 		if (now >= deadline)
 			return -FI_EAGAIN;
@@ -469,7 +509,12 @@ static ssize_t lgp_cq_sread(struct fid_cq *fcq, void *buf, size_t count,
 
 static int lgp_cq_signal(struct fid_cq *fcq)
 {
-	return fi_cq_signal(lgp_cq_of(fcq)->hcq);
+	struct lgp_cq *cq = lgp_cq_of(fcq);
+
+	/* Before the real signal, which may wake a reader that looks. */
+	if (cq->shim)
+		__atomic_store_n(&cq->app_signal, true, __ATOMIC_RELEASE);
+	return fi_cq_signal(cq->hcq);
 }
 
 static const char *lgp_cq_strerror(struct fid_cq *fcq, int prov_errno,

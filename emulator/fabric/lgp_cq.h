@@ -37,6 +37,14 @@ struct lgp_cq {
 	bool signals;
 	uint64_t signalled;		/* release time signalled last */
 	/*
+	 * The application called fi_cq_signal and no fi_cq_sread has
+	 * returned for it yet.  The shim signals the real CQ too (above),
+	 * and its sread is a loop of real reads: the real CQ's own flag is
+	 * taken by whichever real read comes first, so the application's
+	 * is kept here, for the sread it must cut short.
+	 */
+	bool app_signal;
+	/*
 	 * Bound to an endpoint that was enabled: the shim may read it on its
 	 * own (lgp_domain_drive).  A provider may not expect a CQ of an
 	 * endpoint that never became usable to be read: shm crashes reading
@@ -71,6 +79,15 @@ size_t lgp_cq_entry_size(enum fi_cq_format format);
  * lock.
  */
 bool lgp_cq_ready(struct lgp_cq *cq, uint64_t *next);
+
+/*
+ * Whether the application's read would return something: a due
+ * synthesised completion or an error.  The real CQ is drained first
+ * (lgp_cq_drain), since what it holds may be only the shim's own
+ * completions, which no read returns.  For poll sets, which must report
+ * a CQ only when it has something (fi_poll).  Takes the domain lock.
+ */
+bool lgp_cq_has_news(struct lgp_cq *cq);
 
 /*
  * Reads the real CQ until it is empty, consuming the shim's completions and

@@ -39,7 +39,7 @@ struct lgp_domain {
 	struct lgp_ep *eps;		/* this domain's endpoints */
 	uint64_t next_signal;		/* earliest completion a wait object awaits */
 	struct lgp_domain *prog_next;	/* progress thread's list */
-	bool util_above;		/* o_r is charged by the utility above (lgp_util.h) */
+	bool util_above;		/* o_s and o_r are charged by the utility above (lgp_util.h) */
 	/* rxm's flow control over a core provider (lgp_ops.c) */
 	struct lgp_ops_flow_ctrl *base_flow_ctrl;
 	ssize_t (*credit_handler)(struct fid_ep *ep, uint64_t credits);

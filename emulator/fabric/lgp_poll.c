@@ -1,9 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Poll set wrapper.  Members are added to the real poll set as real
- * objects, whose contexts are the application's.  CQs whose completions
- * the shim synthesises are also kept here: fi_poll reports them when a
- * synthesised completion is due, as the provider reports its own.
+ * objects, whose contexts are the application's, except CQs whose
+ * completions the shim synthesises: those are kept here only, and fi_poll
+ * reports one when the application's read would return something
+ * (lgp_cq_has_news).  The real poll set would report such a CQ whenever
+ * its real CQ holds an entry, and that may be only the completion of a
+ * deferred post of the shim's, which no read returns: with selective
+ * completion, a send the application asked no completion for.
  */
 #include <stdlib.h>
 
@@ -40,58 +44,49 @@ struct fi_ops lgp_poll_fi_ops = {
 	.ops_set = lgp_fid_ops_set,
 };
 
-static bool lgp_poll_has(void **context, int n, void *ctx)
-{
-	int i;
-
-	for (i = 0; i < n; i++)
-		if (context[i] == ctx)
-			return true;
-	return false;
-}
-
 static int lgp_poll_poll(struct fid_poll *pollset, void **context, int count)
 {
 	struct lgp_poll *p = lgp_poll_of(pollset);
-	void *real[LGP_SET_MAX];
-	int n = 0, got, i;
+	int n = 0, got;
 	size_t k;
 
 	pthread_mutex_lock(&p->lock);
 	for (k = 0; k < p->ncqs && n < count; k++)
-		if (lgp_cq_ready(p->cqs[k], NULL))
+		if (lgp_cq_has_news(p->cqs[k]))
 			context[n++] = p->cqs[k]->cq.fid.context;
 	pthread_mutex_unlock(&p->lock);
 	if (n == count)
 		return n;
-	got = fi_poll(p->hpoll, real, count - n < LGP_SET_MAX ?
-		      count - n : LGP_SET_MAX);
+	got = fi_poll(p->hpoll, context + n, count - n);
 	if (got < 0)
 		return n ? n : got;
-	/* A CQ may be ready in both ways: report it once. */
-	for (i = 0; i < got && n < count; i++)
-		if (!lgp_poll_has(context, n, real[i]))
-			context[n++] = real[i];
-	return n;
+	return n + got;
+}
+
+/* The shim's CQ a member is, or NULL for one the real set holds. */
+static struct lgp_cq *lgp_poll_shim_cq(struct fid *fid)
+{
+	struct lgp_cq *cq;
+
+	if (fid->ops != &lgp_cq_fi_ops)
+		return NULL;
+	cq = lgp_container_of(fid, struct lgp_cq, cq.fid);
+	return cq->shim ? cq : NULL;
 }
 
 static int lgp_poll_add(struct fid_poll *pollset, struct fid *event_fid,
 			uint64_t flags)
 {
 	struct lgp_poll *p = lgp_poll_of(pollset);
-	struct lgp_cq *cq = NULL;
-	int ret;
+	struct lgp_cq *cq = lgp_poll_shim_cq(event_fid);
+	int ret = 0;
 
-	if (event_fid->ops == &lgp_cq_fi_ops)
-		cq = lgp_container_of(event_fid, struct lgp_cq, cq.fid);
-	if (cq && !cq->shim)
-		cq = NULL;
 	pthread_mutex_lock(&p->lock);
-	if (cq && p->ncqs == LGP_SET_MAX)
+	if (!cq)
+		ret = fi_poll_add(p->hpoll, lgp_fid_real(event_fid), flags);
+	else if (p->ncqs == LGP_SET_MAX)
 		ret = -FI_ENOSPC;
 	else
-		ret = fi_poll_add(p->hpoll, lgp_fid_real(event_fid), flags);
-	if (!ret && cq)
 		p->cqs[p->ncqs++] = cq;
 	pthread_mutex_unlock(&p->lock);
 	return ret;
@@ -101,14 +96,17 @@ static int lgp_poll_del(struct fid_poll *pollset, struct fid *event_fid,
 			uint64_t flags)
 {
 	struct lgp_poll *p = lgp_poll_of(pollset);
+	struct lgp_cq *cq = lgp_poll_shim_cq(event_fid);
+	int ret = -FI_ENOENT;
 	size_t k;
-	int ret;
 
 	pthread_mutex_lock(&p->lock);
-	ret = fi_poll_del(p->hpoll, lgp_fid_real(event_fid), flags);
-	for (k = 0; !ret && k < p->ncqs; k++) {
-		if (&p->cqs[k]->cq.fid == event_fid) {
+	if (!cq)
+		ret = fi_poll_del(p->hpoll, lgp_fid_real(event_fid), flags);
+	for (k = 0; cq && k < p->ncqs; k++) {
+		if (p->cqs[k] == cq) {
 			p->cqs[k] = p->cqs[--p->ncqs];
+			ret = 0;
 			break;
 		}
 	}

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Poll set wrapper (lgp_poll.c): fi_poll also reports CQs whose
- * synthesised completions are due.
+ * Poll set wrapper (lgp_poll.c): the shim decides itself when a CQ whose
+ * completions it synthesises is reported (the application's read would
+ * return something); other members are the real poll set's.
  */
 #ifndef LGP_POLL_H
 #define LGP_POLL_H
@@ -23,7 +24,7 @@ struct lgp_poll {
 	struct fid_poll poll;
 	struct fid_poll *hpoll;
 	pthread_mutex_t lock;
-	struct lgp_cq *cqs[LGP_SET_MAX];
+	struct lgp_cq *cqs[LGP_SET_MAX];	/* not in hpoll */
 	size_t ncqs;
 };
 

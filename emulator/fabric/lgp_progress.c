@@ -30,6 +30,19 @@
  *     into the library; LOGGP_PROGRESS_THREAD=normal makes the thread
  *     preempt instead, at the cost of disturbing polling ranks.
  *
+ * A kick that finds the thread due to look soon enough anyway does not
+ * wake it, and reads that time without the thread's lock.  The time is
+ * that of the thread's last scan, so a send queued while the thread is
+ * scanning, behind it, would find a time that seemed soon enough, and the
+ * thread would then sleep without a deadline: the send waited for the
+ * program's next call, for ever if the program blocked in the provider
+ * (fi_cntr_wait, an fi_cntr_read loop).  So every kick first records its
+ * release time (the earliest since the scan began, lgp_prog_missed), then
+ * reads the wake-up time; the thread first stores its wake-up time, then
+ * reads that record and sleeps no later than it (Dekker's pair: one of the
+ * two sees the other's store).  Only shortened, never a rescan per kick,
+ * so a process sending fast does not keep the thread scanning.
+ *
  * The thread never blocks on a domain's lock while holding its own
  * (trylock), so application threads may kick it while holding theirs.
  * Work the thread does under its own lock may kick it too (a drained
@@ -70,6 +83,8 @@ static bool lgp_prog_stop;
 static pthread_t lgp_prog_tid;
 static uint64_t lgp_prog_wake = UINT64_MAX;	/* when the thread will look */
 static uint64_t lgp_prog_activity;		/* time of the last deferral */
+/* The earliest release kicked since the thread's scan began. */
+static uint64_t lgp_prog_missed = UINT64_MAX;
 static __thread bool lgp_prog_holder;		/* this thread holds the lock */
 
 static void lgp_prog_lock_take(void)
@@ -84,18 +99,31 @@ static void lgp_prog_lock_drop(void)
 	pthread_mutex_unlock(&lgp_prog_lock);
 }
 
+/* Sleeps until until, or a release kicked since the scan began. */
 static void lgp_progress_sleep(uint64_t until)
 {
 	struct timespec ts;
-	uint64_t now = lgp_now_ns(), delta;
+	uint64_t now = lgp_now_ns(), delta, act, missed;
 
+	/* A kick after now was read is activity too (no wrap-around). */
+	act = __atomic_load_n(&lgp_prog_activity, __ATOMIC_RELAXED);
 	if (until == UINT64_MAX &&
-	    now - __atomic_load_n(&lgp_prog_activity, __ATOMIC_RELAXED) <
-	    LGP_PROGRESS_LINGER_NS)
+	    (act > now || now - act < LGP_PROGRESS_LINGER_NS))
 		until = now + LGP_PROGRESS_TICK_NS;
 	if (until != UINT64_MAX && until > now + LGP_PROGRESS_TICK_NS)
 		until = now + LGP_PROGRESS_TICK_NS;
-	__atomic_store_n(&lgp_prog_wake, until, __ATOMIC_RELAXED);
+	__atomic_store_n(&lgp_prog_wake, until, __ATOMIC_SEQ_CST);
+	/*
+	 * A kick that read the wake-up time before the store above did not
+	 * wake the thread, and its send may be one the scan missed: its
+	 * release is here.  One after it sees this time, and takes the lock
+	 * if it is too late.
+	 */
+	missed = __atomic_load_n(&lgp_prog_missed, __ATOMIC_SEQ_CST);
+	if (missed < until) {
+		until = missed;
+		__atomic_store_n(&lgp_prog_wake, until, __ATOMIC_SEQ_CST);
+	}
 	if (until == UINT64_MAX) {
 		pthread_cond_wait(&lgp_prog_cond, &lgp_prog_lock);
 		return;
@@ -140,6 +168,9 @@ static void *lgp_progress_main(void *arg)
 	}
 	lgp_prog_lock_take();
 	while (!lgp_prog_stop) {
+		/* Before the scan reads any domain: what it sees is not missed. */
+		__atomic_store_n(&lgp_prog_missed, UINT64_MAX, __ATOMIC_SEQ_CST);
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
 		next = UINT64_MAX;
 		now = lgp_now_ns();
 		for (dom = lgp_prog_list; dom; dom = dom->prog_next) {
@@ -218,9 +249,24 @@ void lgp_progress_del(struct lgp_domain *dom)
 
 void lgp_progress_kick(uint64_t release, uint64_t now)
 {
+	uint64_t missed;
+
+	/* The thread itself, or a flush holding its lock: it looks again. */
+	if (lgp_prog_holder)
+		return;
 	__atomic_store_n(&lgp_prog_activity, now, __ATOMIC_RELAXED);
+	/*
+	 * Recorded before the wake-up time is read (lgp_progress_sleep), by a
+	 * read-modify-write even when an earlier release is there already.
+	 */
+	missed = __atomic_load_n(&lgp_prog_missed, __ATOMIC_SEQ_CST);
+	while (!__atomic_compare_exchange_n(&lgp_prog_missed, &missed,
+					    release < missed ? release : missed,
+					    false, __ATOMIC_SEQ_CST,
+					    __ATOMIC_SEQ_CST))
+		;
 	if (release + LGP_PROGRESS_TICK_NS >=
-	    __atomic_load_n(&lgp_prog_wake, __ATOMIC_RELAXED) || lgp_prog_holder)
+	    __atomic_load_n(&lgp_prog_wake, __ATOMIC_SEQ_CST))
 		return;
 	pthread_mutex_lock(&lgp_prog_lock);
 	if (release < lgp_prog_wake) {

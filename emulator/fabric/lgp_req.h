@@ -88,6 +88,7 @@ struct lgp_req {
 	uint64_t return_at;		/* earliest time returned data is seen */
 	/* The completion the application will read, once released. */
 	struct fi_cq_tagged_entry cqe;
+	fi_addr_t cqe_src;		/* its source, for fi_cq_readfrom */
 	/* One for the real post awaiting completion, one per queued copy. */
 	int refs;
 	struct lgp_req *next_free;

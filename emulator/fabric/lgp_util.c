@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * o_r above a utility provider (lgp_util.h says why).
+ * o_r above a utility provider, and its endpoints' o_s (lgp_util_ep.c;
+ * lgp_util.h says why).
  *
  * The utility's objects stay the provider's own: only their ops pointers
  * are pointed at copies of the provider's tables with a few entries
@@ -59,8 +60,7 @@ static __thread struct lgp_util_domain *lgp_util_opening;
  */
 static __thread bool lgp_util_reading;
 
-/* Copies a provider's ops table, no more than it declares. */
-static void lgp_util_copy(void *dst, const void *src, size_t ours)
+void lgp_util_copy(void *dst, const void *src, size_t ours)
 {
 	size_t theirs = *(const size_t *) src;
 
@@ -214,6 +214,37 @@ static int lgp_util_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 
 /* ---- domains ---- */
 
+static int lgp_util_ep_done(struct lgp_util_domain *ud, int ret,
+			    struct fid_ep **ep)
+{
+	if (ret || !ud->core)
+		return ret;
+	ret = lgp_util_ep_wrap(ud->core, *ep);
+	if (ret)
+		fi_close(&(*ep)->fid);
+	return ret;
+}
+
+static int lgp_util_endpoint(struct fid_domain *domain, struct fi_info *info,
+			     struct fid_ep **ep, void *context)
+{
+	struct lgp_util_domain *ud = lgp_container_of(domain->ops,
+						      struct lgp_util_domain, ops);
+
+	return lgp_util_ep_done(ud, ud->orig->endpoint(domain, info, ep,
+						       context), ep);
+}
+
+static int lgp_util_endpoint2(struct fid_domain *domain, struct fi_info *info,
+			      struct fid_ep **ep, uint64_t flags, void *context)
+{
+	struct lgp_util_domain *ud = lgp_container_of(domain->ops,
+						      struct lgp_util_domain, ops);
+
+	return lgp_util_ep_done(ud, ud->orig->endpoint2(domain, info, ep, flags,
+							context), ep);
+}
+
 static int lgp_util_domain_close(struct fid *fid)
 {
 	struct lgp_util_domain *u = lgp_container_of(fid->ops,
@@ -250,6 +281,9 @@ static int lgp_util_domain_end(struct lgp_util_domain *u, int ret,
 	lgp_util_copy(&u->ops, u->orig, sizeof(u->ops));
 	lgp_util_copy(&u->fid_ops, u->orig_fid, sizeof(u->fid_ops));
 	u->ops.cq_open = lgp_util_cq_open;
+	u->ops.endpoint = lgp_util_endpoint;
+	if (u->ops.endpoint2)
+		u->ops.endpoint2 = lgp_util_endpoint2;
 	u->fid_ops.close = lgp_util_domain_close;
 	(*domain)->ops = &u->ops;
 	(*domain)->fid.ops = &u->fid_ops;
@@ -304,7 +338,8 @@ int lgp_util_hook(struct fid_fabric *fabric)
 	const struct lgp_config *cfg = lgp_config_get();
 	struct lgp_util_fabric *u;
 
-	if (cfg->error || !cfg->params.recv_overhead_ns)
+	if (cfg->error || (!cfg->params.recv_overhead_ns &&
+			   !cfg->params.send_overhead_ns))
 		return 0;
 	u = calloc(1, sizeof(*u));
 	if (!u)

@@ -44,22 +44,33 @@ TOOL = "loggp-accuracy"
 SECTION_BEGIN = "<!-- accuracy:begin (written by loggp bench accuracy) -->"
 SECTION_END = "<!-- accuracy:end -->"
 
-# Deltas of the issue's acceptance criterion, per knob.
+# Deltas of the issue's acceptance criterion, per knob.  o_leak is not a knob: L measured
+# beneath Δo (LOGGP_OVERHEAD), which must not move it (OVERHEAD_LEAK).
 FULL_CASES: dict[str, list[float]] = {
     "latency": [1, 5, 10, 50, 100, 1000],
     "overhead": [1, 5, 10, 50, 100],
     "gap": [1, 5, 10, 50, 100],
     "bulk_gap": [1, 10, 100],
+    "o_leak": [20],
 }
 QUICK_CASES: dict[str, list[float]] = {
     "latency": [10, 100],
     "overhead": [10],
     "gap": [10],
     "bulk_gap": [10],
+    "o_leak": [20],
 }
 # Measured again beside one busy-looping process (not judged: the numbers are the point).
 HOG_CASES: dict[str, list[float]] = {"latency": [10, 100], "overhead": [10]}
-UNITS = {"latency": "us", "overhead": "us", "gap": "us", "bulk_gap": "ns/B"}
+UNITS = {"latency": "us", "overhead": "us", "gap": "us", "bulk_gap": "ns/B", "o_leak": "us"}
+# The knob a case sets, where it is not the case's own name.
+KNOB_OF = {"o_leak": "overhead"}
+# Row labels in the tables, where not the case's name.
+LABELS = {"o_leak": "o leaks into L (Δo)"}
+# o_leak: an external LogGP benchmark over Open MPI put most of a Δo = 20 us into L
+# (issue 30).  In the parametrised round trip L is the half round trip minus o_s and o_r,
+# so overheads spun where LogGP charges them leave it alone: judged with the tolerance of
+# a ΔL of the same size, against the control of Δo (whose spins count in o_s and o_r).
 # Which measured quantities show each knob.  Judged ones must match the increase the
 # shim's semantics predict (expected_increase); informational ones are only reported.
 #   latency:  the half round trip, o_s + L + o_r in LogGP, grows by exactly ΔL.  L itself
@@ -75,6 +86,7 @@ JUDGED = {
     "overhead": ["o_s_us", "o_r_us", "half_rtt_us"],
     "gap": ["g_us"],
     "bulk_gap": ["G_ns_per_B"],
+    "o_leak": ["L_us"],
 }
 INFO = {"latency": ["L_us"]}
 # The control of the delaying knobs: the bare stack with loggp-calibrate itself spinning
@@ -84,7 +96,7 @@ INFO = {"latency": ["L_us"]}
 # trip after 100 us pauses over tcp on a Firecracker VM, 2026-11-27), a cost any slower
 # network would bring on that host too; the shim's own error is what it adds beyond the
 # control, and that is what is judged for these knobs.
-CONTROL = {"latency": (1.0, 0.0), "overhead": (1.0, 1.0)}
+CONTROL = {"latency": (1.0, 0.0), "overhead": (1.0, 1.0), "o_leak": (1.0, 1.0)}
 # The central statistic of each metric: the median, but o_r's lower decile.  On loopback
 # o_r is bimodal: the read that returns a message sometimes also waits for the kernel to
 # finish delivering it, 1-2 us more, in 30-60 % of the samples, a share that moves from run
@@ -292,6 +304,8 @@ def expected_increase(
     """What the shim's semantics predict the metric grows by for this delta."""
     if knob == "overhead" and name == "half_rtt_us":
         return 2 * value
+    if knob == "o_leak":
+        return 0.0
     if knob == "gap":
         g = metric(base, "g_us")[0]
         return max(g, value) - g
@@ -334,7 +348,7 @@ def tolerance(knob: str, configured: float, sizes: list[int]) -> float:
 
 
 def knob_env(knob: str, value: float) -> dict[str, str]:
-    return {f"LOGGP_{knob.upper()}": f"{value:g}{UNITS[knob]}"}
+    return {f"LOGGP_{KNOB_OF.get(knob, knob).upper()}": f"{value:g}{UNITS[knob]}"}
 
 
 def measure_case(st: Settings, provider: str, knob: str, value: float, hog: bool = False) -> Case:
@@ -374,7 +388,8 @@ def measure_case(st: Settings, provider: str, knob: str, value: float, hog: bool
         # The control stands in for the judged quantities only: L is derived with o_s,
         # which the control's spin before the send inflates and a deferred send does not.
         control_error = statistics.median(vs_ctrl) if vs_ctrl and name in JUDGED[knob] else None
-        tol = tolerance(knob, expected, st.sizes)
+        # o_leak: expected 0, judged as a ΔL of the Δo's size would be.
+        tol = tolerance(knob, value if knob == "o_leak" else expected, st.sizes)
         ok = abs(error if control_error is None else control_error) <= tol
         case.metrics[name] = {
             "base": metric(base, name)[0],
@@ -472,7 +487,8 @@ def case_table(cases: list[dict[str, Any]]) -> list[str]:
         for name, mm in case["metrics"].items():
             verdict = fmt(mm["pass"]) if mm["judged"] else "info"
             lines.append(
-                f"| {case['knob']} | {case['configured']:g} {case['unit']} | {metric_label(name)} "
+                f"| {LABELS.get(case['knob'], case['knob'])} | {case['configured']:g} "
+                f"{case['unit']} | {metric_label(name)} "
                 f"| {fmt(mm['base'])} | {fmt(mm.get('control'))} | {fmt(mm['shim'])} "
                 f"| {fmt(mm['expected'])} | {fmt(mm['error'])} | {fmt(mm['error_p99'])} "
                 f"| {fmt(mm.get('control_error'))} | {fmt(mm['tolerance'])} "
@@ -502,9 +518,11 @@ def markdown(doc: dict[str, Any]) -> str:
         "pairs so slow drift of the host cancels; each pair's increase is compared with the "
         "increase the shim's semantics predict (`expected`): ΔL on the half round trip; Δo "
         "on the send call, on the read that returns the receive and 2·Δo on the half round "
-        "trip; for g and G the emulated port is a pipeline stage in series with the "
-        "provider's own, so the gap becomes max(native, Δg) per message and max(native "
-        "gap(s), s·ΔG) per size (G: the least-squares slope of that).  `p50 error`: median "
+        "trip, and none on L (`o leaks into L`: L beneath Δo, judged with the tolerance of "
+        "a ΔL of the Δo's size against the control of Δo); for g and G the emulated port "
+        "is a pipeline stage in series with the provider's own, so the gap becomes "
+        "max(native, Δg) per message and max(native gap(s), s·ΔG) per size (G: the "
+        "least-squares slope of that).  `p50 error`: median "
         "over the pairs of (increase of the medians − expected; for o_r, marked `(p10)`, of "
         "its lower deciles: o_r is bimodal on loopback, emulator/calibrate/README.md); "
         "`p99 error`: the same for the p99s.  `control`: for L and o, the bare stack with "

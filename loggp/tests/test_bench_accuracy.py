@@ -98,6 +98,26 @@ def test_knobs_without_a_control_are_judged_on_the_pairs(monkeypatch) -> None:
     assert all(spins == (0.0, 0.0) for _, spins in calls)
 
 
+def test_o_leaks_into_l_is_judged_on_l_beneath_overhead(monkeypatch) -> None:
+    d = 20.0
+    # The control's spins and the shim's overheads both count in o_s and o_r: L stays.
+    ctrl = {"o_s_us": d, "o_r_us": d, "half_rtt_us": 2 * d, "L_us": 0.1}
+    calls = fake_runs(monkeypatch, ctrl, dict(ctrl, L_us=0.6))
+    seen: list[dict[str, str]] = []
+    real_env = accuracy.knob_env
+    monkeypatch.setattr(accuracy, "knob_env", lambda k, v: seen.append(real_env(k, v)) or seen[-1])
+    case = accuracy.measure_case(settings(), "tcp", "o_leak", d)
+    assert seen[0] == {"LOGGP_OVERHEAD": "20us"}
+    assert list(case.metrics) == ["L_us"]
+    L = case.metrics["L_us"]
+    assert L["expected"] == 0.0 and L["tolerance"] == pytest.approx(1.0)
+    assert L["control_error"] == pytest.approx(0.5) and L["pass"] is True
+    assert {spins for on, spins in calls if not on} == {(0.0, 0.0), (d, d)}
+    # Half of Δo leaking into L fails it.
+    fake_runs(monkeypatch, ctrl, dict(ctrl, L_us=10.1))
+    assert not accuracy.measure_case(settings(), "tcp", "o_leak", d).passed
+
+
 @pytest.mark.parametrize(
     ("spins", "args"),
     [
@@ -129,3 +149,18 @@ def test_the_table_shows_the_control() -> None:
         "| latency | 100 us | half_rtt_us | 6.000 | 108.500 | 108.700 | 100.000 | 2.700 "
         "| 3.000 | 0.200 | 3.000 | - / - | pass |"
     )
+
+
+def test_the_o_leak_row_is_labelled() -> None:
+    mm = {
+        "base": 0.5, "control": 0.5, "shim": 0.6, "expected": 0.0, "error": 0.1,
+        "error_p99": 0.2, "control_error": 0.1, "tolerance": 1.0, "judged": True, "pass": True,
+    }  # fmt: skip
+    case = {
+        "knob": "o_leak",
+        "configured": 20.0,
+        "unit": "us",
+        "lateness": {},
+        "metrics": {"L_us": mm},
+    }
+    assert accuracy.case_table([case])[2].startswith("| o leaks into L (Δo) | 20 us | L_us |")

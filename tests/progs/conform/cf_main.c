@@ -24,9 +24,12 @@ extern char cf_reason[512];
 
 static const struct cf_case *const cf_tables[] = {
 	cf_msg_cases, cf_rma_cases, cf_av_cases, cf_wait_cases, cf_life_cases,
+	cf_select_cases, cf_signal_cases, cf_event_cases,
 };
 
 #define CF_NTABLES	(sizeof(cf_tables) / sizeof(cf_tables[0]))
+/* Cases -c may name: test_conform.py names every case the bare provider ran. */
+#define CF_ONLY_MAX	256
 
 /* Exit status of a child whose case was skipped. */
 #define CF_EXIT_SKIP	77
@@ -149,7 +152,7 @@ int main(int argc, char **argv)
 {
 	static const char *const results[] = { "pass", "skip", "fail" };
 	const char *prov = NULL;
-	char *only[64], why[1024];
+	char *only[CF_ONLY_MAX], why[1024];
 	int nonly = 0, timeout_s = 60, opt, result, failed = 0;
 	bool list = false, first = true;
 	const struct cf_case *c;
@@ -160,7 +163,7 @@ int main(int argc, char **argv)
 		case 'p': prov = optarg; break;
 		case 't': timeout_s = atoi(optarg); break;
 		case 'c':
-			if (nonly == 64)
+			if (nonly == CF_ONLY_MAX)
 				return cf_usage(), 2;
 			only[nonly++] = optarg;
 			break;

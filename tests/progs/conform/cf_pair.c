@@ -90,16 +90,28 @@ int cf_side_open(struct cf_pair *p, struct cf_side *s, struct fi_info *info)
 
 	CF_OK(fi_cq_open(p->domain, &cq_attr, &s->cq, s));
 	CF_OK(fi_endpoint(p->domain, info, &s->ep, s));
-	CF_OK(fi_ep_bind(s->ep, &s->cq->fid, FI_TRANSMIT | FI_RECV));
+	CF_OK(fi_ep_bind(s->ep, &s->cq->fid, FI_TRANSMIT | FI_RECV |
+			 p->attr.cq_flags));
 	if (p->attr.cntrs) {
 		struct fi_cntr_attr cntr_attr = { .events = FI_CNTR_EVENTS_COMP,
 						  .wait_obj = FI_WAIT_UNSPEC };
 
-		CF_OK(fi_cntr_open(p->domain, &cntr_attr, &s->tx_cntr, s));
-		CF_OK(fi_cntr_open(p->domain, &cntr_attr, &s->rx_cntr, s));
+		/* Contexts of their own: a poll set tells them apart. */
+		CF_OK(fi_cntr_open(p->domain, &cntr_attr, &s->tx_cntr,
+				   &s->tx_cntr));
+		CF_OK(fi_cntr_open(p->domain, &cntr_attr, &s->rx_cntr,
+				   &s->rx_cntr));
 		CF_OK(fi_ep_bind(s->ep, &s->tx_cntr->fid, FI_SEND | FI_WRITE |
 				 FI_READ));
 		CF_OK(fi_ep_bind(s->ep, &s->rx_cntr->fid, FI_RECV));
+	}
+	if (p->attr.rma_cntr) {
+		struct fi_cntr_attr cntr_attr = { .events = FI_CNTR_EVENTS_COMP,
+						  .wait_obj = FI_WAIT_UNSPEC };
+
+		CF_OK(fi_cntr_open(p->domain, &cntr_attr, &s->rma_cntr,
+				   &s->rma_cntr));
+		CF_OK(fi_ep_bind(s->ep, &s->rma_cntr->fid, FI_REMOTE_WRITE));
 	}
 	if (p->attr.type == FI_EP_MSG) {
 		CF_OK(fi_ep_bind(s->ep, &p->eq->fid, 0));
@@ -261,6 +273,7 @@ int cf_side_close(struct cf_side *s)
 		s->av ? &s->av->fid : NULL, s->cq ? &s->cq->fid : NULL,
 		s->tx_cntr ? &s->tx_cntr->fid : NULL,
 		s->rx_cntr ? &s->rx_cntr->fid : NULL,
+		s->rma_cntr ? &s->rma_cntr->fid : NULL,
 	};
 	size_t i;
 

@@ -356,8 +356,9 @@ static int cf_poll_cntr(const char *prov, const struct cf_pair_attr *base)
 	CF_OK(fi_recv(p.b.ep, p.b.buf, CF_MSG_LEN, p.b.desc, p.b.peer, &rx));
 	CF_POST(&p, fi_send(p.a.ep, p.a.buf, CF_MSG_LEN, p.a.desc, p.a.peer,
 			    &tx));
-	/* The counters' contexts are their sides (cf_side_open). */
-	if ((ret = cf_poll_all(ps, (void *[]) { &p.a, &p.b }, names, 2)))
+	/* The counters' contexts are their own fields (cf_side_open). */
+	if ((ret = cf_poll_all(ps, (void *[]) { &p.a.tx_cntr, &p.b.rx_cntr },
+			       names, 2)))
 		return ret;
 	/* Reported as changed: already there, not on a later read. */
 	tx_n = fi_cntr_read(p.a.tx_cntr);

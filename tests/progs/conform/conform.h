@@ -60,7 +60,8 @@ struct cf_case {
 
 /* Each file's cases, NULL-name terminated. */
 extern const struct cf_case cf_msg_cases[], cf_rma_cases[], cf_av_cases[],
-	cf_wait_cases[], cf_life_cases[];
+	cf_wait_cases[], cf_life_cases[], cf_select_cases[], cf_signal_cases[],
+	cf_event_cases[];
 
 /* Records why the case ends (first call wins); returns CF_FAIL. */
 int cf_why(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -93,12 +94,16 @@ struct cf_pair_attr {
 	enum fi_wait_obj wait_obj;	/* the CQs' wait object */
 	struct fid_wait *wait_set;	/* with FI_WAIT_SET */
 	bool cntrs;			/* send and receive counters too */
+	uint64_t cq_flags;		/* more flags of the CQs' bind, e.g.
+					   FI_SELECTIVE_COMPLETION */
+	bool rma_cntr;			/* a counter of remote writes too */
 };
 
 struct cf_side {
 	struct fid_ep *ep;
 	struct fid_cq *cq;		/* transmit and receive */
 	struct fid_cntr *tx_cntr, *rx_cntr;
+	struct fid_cntr *rma_cntr;	/* remote writes (attr.rma_cntr) */
 	struct fid_av *av;		/* RDM */
 	fi_addr_t peer;			/* RDM: the other side's address */
 	struct fid_mr *mr;		/* over buf */
