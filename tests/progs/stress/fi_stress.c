@@ -139,15 +139,16 @@ static int stress_opts_parse(struct stress_opts *o, int argc, char **argv, bool 
 	return 0;
 }
 
-/* Per rank: pid, nanoseconds, messages received, then ops and bytes to each rank. */
-#define STRESS_RANK_FIXED 3
+/* Per rank: pid, nanoseconds, messages received, posts refused, then ops and
+ * bytes to each rank. */
+#define STRESS_RANK_FIXED 4
 
 static void stress_print_rank(const uint64_t *v, int nranks, bool last)
 {
 	int i;
 
 	printf("{\"pid\":%" PRIu64 ",\"seconds\":%.6f,\"received\":%" PRIu64
-	       ",\"ops_to\":[", v[0], (double)v[1] * 1e-9, v[2]);
+	       ",\"refused\":%" PRIu64 ",\"ops_to\":[", v[0], (double)v[1] * 1e-9, v[2], v[3]);
 	for (i = 0; i < nranks; i++)
 		printf("%s%" PRIu64, i ? "," : "", v[STRESS_RANK_FIXED + i]);
 	printf("],\"bytes_to\":[");
@@ -177,6 +178,7 @@ static bool stress_report(struct stress *s, double secs)
 	mine[0] = (uint64_t)getpid();
 	mine[1] = (uint64_t)(secs * 1e9);
 	mine[2] = s->rx_got;
+	mine[3] = s->refused;
 	for (i = 0; i < (size_t)s->nranks; i++) {
 		mine[STRESS_RANK_FIXED + i] = s->peer[i].ops;
 		mine[STRESS_RANK_FIXED + s->nranks + i] = s->peer[i].bytes;

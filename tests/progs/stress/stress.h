@@ -130,6 +130,7 @@ struct stress {
 	uint64_t op_count[STRESS_OP_COUNT];
 	uint64_t bytes;			/* message bytes received */
 	uint64_t tx_done, rx_got;	/* message totals over all peers */
+	uint64_t refused;		/* send-type posts refused with -FI_EAGAIN */
 	uint64_t rma_posted, rma_done;
 	/* the window peers write, read and add to (stress_rma.c) */
 	char *win;

@@ -406,6 +406,7 @@ int stress_issue(struct stress *s, const struct stress_phase *ph)
 			}
 			if (ret != -FI_EAGAIN)
 				return stress_fail(s, stress_op_names[b->op], ret);
+			s->refused++;
 		}
 		ret = stress_progress(s, ph->step, &idle);
 		if (ret)
