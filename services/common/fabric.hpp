@@ -106,7 +106,7 @@ public:
 	/*
 	 * Blocks until a completion may be waiting, wake() was called, or
 	 * `until` passed, whichever is first; returns at once (after a
-	 * sched_yield) while sends are queued or in flight, or when the
+	 * sched_yield) while sends are queued for the provider, or when the
 	 * provider has no wait fd.  Call it after progress() found nothing to
 	 * do; a wake-up without work is harmless.
 	 */
