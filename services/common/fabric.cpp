@@ -449,13 +449,13 @@ void Fabric::wait(std::chrono::steady_clock::time_point until)
 	struct fid *fids[1] = {&cq_->fid};
 	if (fi_trywait(fabric_, fids, 1) != FI_SUCCESS)
 		return;
-	auto left = until - std::chrono::steady_clock::now();
+	auto t0 = std::chrono::steady_clock::now();
+	auto left = until - t0;
 	int ms = 0;
 	if (left > left.zero())
 		ms = static_cast<int>(std::min<int64_t>(
 			std::chrono::ceil<std::chrono::milliseconds>(left).count(), 1 << 30));
 	struct pollfd pfd[2] = {{wait_fd_, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
-	auto t0 = std::chrono::steady_clock::now();
 	int ready = ::poll(pfd, 2, ms);
 	stats_.waits++;
 	stats_.wait_ns += static_cast<uint64_t>(
