@@ -17,7 +17,7 @@ from rich.table import Table
 from loggp.errors import KnobError, UsageError
 from loggp.net import testbed
 from loggp.net.inventory import inventory_of
-from loggp.plan.knobs import Knob, conflict, parse_knob
+from loggp.plan.knobs import Knob, conflict, in_report_unit, parse_knob
 
 # option -> (wire key, knob whose forms it takes); jitter is a time like latency.
 _TIME_OPTIONS = {
@@ -141,13 +141,33 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     _add_knob_options(s)
 
 
+def _us(ns: Any) -> str:
+    return "-" if ns is None else f"{int(ns) / 1000:g} us"
+
+
+def _bandwidth(bulk_gap_fs: Any) -> str:
+    """The wire keeps G as fs per byte; 0 is no limit."""
+    if bulk_gap_fs is None:
+        return "-"
+    if int(bulk_gap_fs) == 0:
+        return "unlimited"
+    return f"{in_report_unit(Knob.BANDWIDTH, int(bulk_gap_fs)):g} MB/s"
+
+
 def _ports_table(ports: list[dict[str, Any]], title: str) -> Table:
     t = Table(title=title, title_justify="left")
-    cols = ["port", "latency_ns", "jitter_ns", "gap_ns", "bulk_gap_fs", "loss", "queue_pkts"]
-    for c in cols:
+    for c in ("port", "latency", "jitter", "gap", "bandwidth", "loss", "queue (pkts)"):
         t.add_column(c)
     for port in ports:
-        t.add_row(*(str(port.get(c, "-")) for c in cols))
+        t.add_row(
+            str(port.get("port", "-")),
+            _us(port.get("latency_ns")),
+            _us(port.get("jitter_ns")),
+            _us(port.get("gap_ns")),
+            _bandwidth(port.get("bulk_gap_fs")),
+            str(port.get("loss", "-")),
+            str(port.get("queue_pkts", "-")),
+        )
     return t
 
 
