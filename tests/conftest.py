@@ -137,10 +137,8 @@ def run(
 
 
 def base_env() -> dict[str, str]:
-    """The environment without any trace of the shim (the build and the session's own run
-    state directory, loggp/tests/runstate.py, stay)."""
-    keep = ("LOGGP_BUILD", "LOGGP_RUN_DIR")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("LOGGP_") or k in keep}
+    """The environment without any trace of the shim."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LOGGP_") or k == "LOGGP_BUILD"}
     env.pop("FI_HOOK", None)
     env.pop("FI_PROVIDER_PATH", None)
     # ofi_rxd sends up to 128 packets of up to 64 KiB unacknowledged, which overflows
