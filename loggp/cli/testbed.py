@@ -142,7 +142,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def _us(ns: Any) -> str:
-    return "-" if ns is None else f"{int(ns) / 1000:g} us"
+    return "-" if ns is None else f"{in_report_unit(Knob.LATENCY, int(ns)):g} us"
 
 
 def _bandwidth(bulk_gap_fs: Any) -> str:

@@ -11,7 +11,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 
+from loggp.cli.testbed import _ports_table
 from loggp.errors import UsageError
 from loggp.net import netns
 from loggp.net.inventory import inventory_of
@@ -244,3 +246,17 @@ def test_the_inventory_of_an_ssh_testbed(run_dir: Path) -> None:
     # every role's files stay in the hosts directory, which down removes
     for key in ("loggp_dpdk_sysctl_file", "loggp_service_run_dir", "loggp_monitoring_data_dir"):
         assert doc["vars"][key].startswith(f"{hosts_dir}/{{{{ inventory_hostname }}}}")
+
+
+def test_status_shows_knobs_in_report_units() -> None:
+    ports = [
+        {"port": 0, "latency_ns": 1500, "jitter_ns": 0, "gap_ns": 7, "bulk_gap_fs": 80000,
+         "loss": 0.0, "queue_pkts": 1000},
+        {"port": 1, "latency_ns": 0, "jitter_ns": 0, "gap_ns": 0, "bulk_gap_fs": 0,
+         "loss": 0.0, "queue_pkts": 1000},
+    ]  # fmt: skip
+    console = Console(width=200, record=True)
+    console.print(_ports_table(ports, "knobs"))
+    text = console.export_text()
+    assert "1.5 us" in text and "0.007 us" in text and "12500 MB/s" in text, text
+    assert "unlimited" in text and "_fs" not in text and "_ns" not in text, text
