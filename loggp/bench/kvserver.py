@@ -83,7 +83,10 @@ def start(
     with socket.create_connection((host, port), timeout=10) as s:
         for k in range(KEYS):
             body = VALUE.encode()
-            s.sendall(f"PUT /kv/k{k} HTTP/1.1\r\nContent-Length: {len(body)}\r\n\r\n".encode())
+            s.sendall(
+                f"PUT /kv/k{k} HTTP/1.1\r\nHost: {host}\r\n"
+                f"Content-Length: {len(body)}\r\n\r\n".encode()
+            )
             s.sendall(body)
             reply = b""
             while b"\r\n\r\n" not in reply:
