@@ -172,6 +172,12 @@ void Reactor::run(const std::atomic<bool> &stopping)
 				std::lock_guard lock(c->mu);
 				if (c->state != Conn::State::idle)
 					continue;
+				/* Checked here too: the scan below may always
+				 * find busy a client whose bytes wake the loop. */
+				if (Conn::Clock::now() >= c->deadline) {
+					conn_expire_locked(*c, metrics_);
+					continue;
+				}
 				c->state = Conn::State::busy;
 			}
 			dispatch_(c);

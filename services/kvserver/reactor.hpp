@@ -9,9 +9,9 @@
  * Connections are armed one-shot: an event hands a connection to exactly
  * one thread, which rearm()s it when done, for reading, writing or both.
  * The reactor is also the connections' timer: every quarter of the shorter
- * of --idle-timeout and --header-timeout (at most 250 ms) it closes the
- * idle connections past their deadline (conn.hpp) and counts them by what
- * they waited for.  Out of file descriptors, it stops watching the listener
+ * of --idle-timeout and --header-timeout (at most 250 ms), and before it
+ * hands a ready connection to a thread, it closes the idle connections
+ * past their deadline (conn.hpp) and counts them by what they waited for.  Out of file descriptors, it stops watching the listener
  * until the next check rather than spin on a connection it cannot accept.
  *
  * Threads: run() on one thread; wake() and rearm() from any.  The Reactor
