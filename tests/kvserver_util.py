@@ -26,6 +26,11 @@ QUEUES = ("mutex", "lockfree", "reuseport")
 STORES = ("global", "rwlock", "sharded")
 
 
+def sanitized() -> bool:
+    """Whether the server is built with AddressSanitizer (make build-asan)."""
+    return b"__asan_init" in kvserver_bin().read_bytes()
+
+
 def kvserver_bin() -> Path:
     if not KVSERVER.is_file():
         pytest.fail(f"not built: {KVSERVER} (cmake --build {BUILD})")
