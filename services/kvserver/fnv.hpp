@@ -1,6 +1,5 @@
 /*
- * fnv.hpp: 64-bit FNV-1a, the one hash of loggp-kvserver: the checksum of
- * a log record (wal.cpp) and the per-request CPU work (--hash-rounds).
+ * fnv.hpp: 64-bit FNV-1a, the per-request CPU work of --hash-rounds.
  */
 #pragma once
 

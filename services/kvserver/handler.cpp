@@ -13,7 +13,7 @@ namespace kvsrv {
 namespace {
 
 constexpr std::string_view kv_prefix = "/kv/";
-constexpr const char *kv_allow = "Allow: GET, PUT, POST, DELETE\r\n";
+constexpr const char *kv_allow = "Allow: GET, HEAD, PUT, POST, DELETE\r\n";
 
 } // namespace
 
@@ -47,7 +47,9 @@ bool Handler::handle(const Request &req, std::string &out)
 	std::string extra;
 	std::string_view ctype = "text/plain";
 	int err = 0;
-	const std::string_view m = req.method;
+	/* HEAD is GET without the body (RFC 9110 section 9.3.2). */
+	const bool head = req.method == "HEAD";
+	const std::string_view m = head ? std::string_view("GET") : req.method;
 	if (req.target == "/metrics") {
 		if (m == "GET") {
 			status = 200;
@@ -55,7 +57,7 @@ bool Handler::handle(const Request &req, std::string &out)
 			ctype = "text/plain; version=0.0.4";
 		} else {
 			status = 405;
-			extra = "Allow: GET\r\n";
+			extra = "Allow: GET, HEAD\r\n";
 		}
 	} else if (req.target.substr(0, kv_prefix.size()) == kv_prefix) {
 		std::string_view key = req.target.substr(kv_prefix.size());
@@ -89,7 +91,7 @@ bool Handler::handle(const Request &req, std::string &out)
 	if (req.http10 && req.keep_alive)
 		extra += "Connection: keep-alive\r\n";
 	metrics_.count_status(status);
-	append_response(out, status, body, req.keep_alive, extra, ctype);
+	append_response(out, status, body, req.keep_alive, extra, ctype, head);
 	return req.keep_alive;
 }
 

@@ -2,6 +2,7 @@
  * handler.hpp: one parsed request -> one response (README.md, "Protocol").
  *
  *   GET    /kv/<key>   200 and the value, 404 when missing
+ *   HEAD   any GET route: the GET's status and headers, no body
  *   PUT    /kv/<key>   201 when the key is new, 204 when it was replaced
  *   POST   /kv/<key>   the same as PUT
  *   DELETE /kv/<key>   204, 404 when missing

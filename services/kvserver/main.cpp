@@ -15,7 +15,6 @@
 #include <cstring>
 #include <stdexcept>
 #include <sys/resource.h>
-#include <system_error>
 
 #include "options.hpp"
 #include "server.hpp"
@@ -56,7 +55,7 @@ int main(int argc, char **argv)
 		std::printf("{\"kvserver\": \"stopped\", \"signal\": \"%s\", %s}\n",
 			    sig == SIGINT ? "SIGINT" : "SIGTERM", server.summary().c_str());
 		std::fflush(stdout);
-	} catch (const std::system_error &e) {
+	} catch (const std::runtime_error &e) {	/* system errors and a corrupt log */
 		std::fprintf(stderr, "loggp-kvserver: %s\n", e.what());
 		return 1;
 	}

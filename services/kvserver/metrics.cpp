@@ -96,6 +96,16 @@ void Metrics::note_depth(size_t depth)
 	}
 }
 
+void Metrics::note_buffered(int64_t delta)
+{
+	int64_t now = buffered.fetch_add(delta, std::memory_order_relaxed) + delta;
+	uint64_t max = buffered_max.load(std::memory_order_relaxed);
+	while (now > 0 && static_cast<uint64_t>(now) > max &&
+	       !buffered_max.compare_exchange_weak(max, static_cast<uint64_t>(now),
+						   std::memory_order_relaxed)) {
+	}
+}
+
 std::string Metrics::prometheus(const Gauges &g) const
 {
 	std::string out;
@@ -123,6 +133,12 @@ std::string Metrics::prometheus(const Gauges &g) const
 		"between requests", "counter", static_cast<double>(idle_closed.load()));
 	counter(out, "kvserver_stalled_dropped_total", "connections dropped after --idle-timeout "
 		"in the middle of a request", "counter", static_cast<double>(stalled_dropped.load()));
+	counter(out, "kvserver_header_timeouts_total", "connections dropped because a request's "
+		"head was not whole within --header-timeout", "counter",
+		static_cast<double>(header_timeouts.load()));
+	counter(out, "kvserver_body_too_slow_total", "connections dropped because a request "
+		"arrived slower than --min-body-rate", "counter",
+		static_cast<double>(body_too_slow.load()));
 	counter(out, "kvserver_write_timeouts_total", "connections dropped because the client "
 		"did not read its reply within --idle-timeout", "counter",
 		static_cast<double>(write_timeouts.load()));
@@ -130,6 +146,12 @@ std::string Metrics::prometheus(const Gauges &g) const
 		"counter", static_cast<double>(write_errors.load()));
 	counter(out, "kvserver_queue_full_total", "connections refused with 503, queue full",
 		"counter", static_cast<double>(queue_full.load()));
+	counter(out, "kvserver_over_budget_total", "requests refused with 503, --max-buffered "
+		"reached", "counter", static_cast<double>(over_budget.load()));
+	counter(out, "kvserver_buffered_bytes", "bytes held in connections' buffers", "gauge",
+		static_cast<double>(buffered.load()));
+	counter(out, "kvserver_buffered_bytes_max", "most bytes ever held in connections' buffers",
+		"gauge", static_cast<double>(buffered_max.load()));
 	counter(out, "kvserver_queue_depth", "connections waiting for a worker", "gauge",
 		static_cast<double>(g.queue_depth));
 	counter(out, "kvserver_queue_depth_max", "most connections ever waiting for a worker",
@@ -159,8 +181,12 @@ std::string Metrics::json(const Gauges &g) const
 	       ", \"latency\": " + latency.json() + ", \"queue_wait\": " + queue_wait.json() +
 	       field("accepted", accepted.load()) + field("idle_closed", idle_closed.load()) +
 	       field("stalled_dropped", stalled_dropped.load()) +
+	       field("header_timeouts", header_timeouts.load()) +
+	       field("body_too_slow", body_too_slow.load()) +
 	       field("write_timeouts", write_timeouts.load()) +
 	       field("write_errors", write_errors.load()) + field("queue_full", queue_full.load()) +
+	       field("over_budget", over_budget.load()) +
+	       field("buffered_max", buffered_max.load()) +
 	       field("queue_depth_max", queue_depth_max.load()) + field("keys", g.keys) +
 	       field("log_records", g.wal_records) + field("log_fsyncs", g.wal_fsyncs);
 }

@@ -60,13 +60,20 @@ struct Metrics {
 	std::atomic<int64_t> open{0};
 	std::atomic<uint64_t> idle_closed{0};		/* silent between requests */
 	std::atomic<uint64_t> stalled_dropped{0};	/* silent in the middle of a request */
+	std::atomic<uint64_t> header_timeouts{0};	/* head not whole within --header-timeout */
+	std::atomic<uint64_t> body_too_slow{0};		/* request below --min-body-rate */
 	std::atomic<uint64_t> write_timeouts{0};	/* client did not read its reply */
 	std::atomic<uint64_t> write_errors{0};		/* client went away mid-reply */
 	std::atomic<uint64_t> queue_full{0};		/* refused with 503 */
+	std::atomic<uint64_t> over_budget{0};		/* refused with 503, --max-buffered */
+	std::atomic<int64_t> buffered{0};		/* bytes held in connections' buffers */
+	std::atomic<uint64_t> buffered_max{0};
 	std::atomic<uint64_t> queue_depth_max{0};
 
 	void count_status(int code) { status[code].fetch_add(1, std::memory_order_relaxed); }
 	void note_depth(size_t depth);
+	/* Adds delta to buffered and keeps its maximum. */
+	void note_buffered(int64_t delta);
 	std::string prometheus(const Gauges &g) const;
 	/* The body of the JSON line at exit, without braces. */
 	std::string json(const Gauges &g) const;

@@ -16,8 +16,10 @@ const char usage[] =
 	"       [--queue mutex|lockfree|reuseport] [--queue-capacity N]\n"
 	"       [--store global|rwlock|sharded] [--shards N]\n"
 	"       [--log FILE] [--fsync always|interval|none] [--fsync-interval MS]\n"
-	"       [--idle-timeout MS] [--max-header B] [--max-body B] [--max-key B]\n"
-	"       [--hash-rounds N] [--backlog N]\n"
+	"       [--recover refuse|truncate|skip]\n"
+	"       [--idle-timeout MS] [--header-timeout MS] [--min-body-rate B]\n"
+	"       [--max-header B] [--max-body B] [--max-key B]\n"
+	"       [--max-unsent B] [--max-buffered B] [--hash-rounds N] [--backlog N]\n"
 	"  --bind ADDR         IPv4 address to listen on (default 127.0.0.1)\n"
 	"  --port P            TCP port (default 8080; 0 = any free port)\n"
 	"  --threads N         worker threads, or accepting loops with reuseport (default 2)\n"
@@ -33,11 +35,20 @@ const char usage[] =
 	"  --fsync P           always = reply after fdatasync, interval = fdatasync every\n"
 	"                      --fsync-interval, none = never (default interval)\n"
 	"  --fsync-interval MS (default 1000)\n"
-	"  --idle-timeout MS   drop a connection silent this long, mid-request or not\n"
-	"                      (default 10000)\n"
+	"  --recover M         a log corrupt before its tail: refuse = do not start (default),\n"
+	"                      truncate = cut it at the bad record, skip = drop the bad record\n"
+	"  --idle-timeout MS   drop a connection silent this long, mid-request or not, or\n"
+	"                      not reading its replies (default 10000)\n"
+	"  --header-timeout MS a request's head must arrive whole this long after its first\n"
+	"                      byte (default 5000)\n"
+	"  --min-body-rate B   after --header-timeout, a request must keep arriving at this\n"
+	"                      many bytes/s (default 1024)\n"
 	"  --max-header B      request line and headers (default 8192; 431 above)\n"
 	"  --max-body B        request body (default 1048576; 413 above)\n"
 	"  --max-key B         key length (default 256; 400 above)\n"
+	"  --max-unsent B      replies not yet written before a connection is not read\n"
+	"                      (default 1048576)\n"
+	"  --max-buffered B    bytes buffered for all connections before 503 (default 268435456)\n"
 	"  --hash-rounds N     hash each value N times per request as CPU work (default 0)\n"
 	"  --backlog N         listen backlog (default 1024)\n";
 
@@ -74,12 +85,15 @@ const char *const store_names[] = {"global", "rwlock", "sharded"};
 const StoreKind store_kinds[] = {StoreKind::global, StoreKind::rwlock, StoreKind::sharded};
 const char *const fsync_names[] = {"always", "interval", "none"};
 const FsyncPolicy fsync_kinds[] = {FsyncPolicy::always, FsyncPolicy::interval, FsyncPolicy::none};
+const char *const recover_names[] = {"refuse", "truncate", "skip"};
+const RecoverMode recover_kinds[] = {RecoverMode::refuse, RecoverMode::truncate, RecoverMode::skip};
 
 } // namespace
 
 const char *queue_name(QueueKind k) { return queue_names[static_cast<int>(k)]; }
 const char *store_name(StoreKind k) { return store_names[static_cast<int>(k)]; }
 const char *fsync_name(FsyncPolicy p) { return fsync_names[static_cast<int>(p)]; }
+const char *recover_name(RecoverMode m) { return recover_names[static_cast<int>(m)]; }
 
 Options parse_options(int argc, char **argv)
 {
@@ -94,7 +108,12 @@ Options parse_options(int argc, char **argv)
 		{"log", required_argument, nullptr, 'l'},
 		{"fsync", required_argument, nullptr, 'f'},
 		{"fsync-interval", required_argument, nullptr, 'F'},
+		{"recover", required_argument, nullptr, 'R'},
 		{"idle-timeout", required_argument, nullptr, 'i'},
+		{"header-timeout", required_argument, nullptr, 'T'},
+		{"min-body-rate", required_argument, nullptr, 'M'},
+		{"max-unsent", required_argument, nullptr, 'U'},
+		{"max-buffered", required_argument, nullptr, 'W'},
 		{"max-header", required_argument, nullptr, 'H'},
 		{"max-body", required_argument, nullptr, 'B'},
 		{"max-key", required_argument, nullptr, 'K'},
@@ -124,9 +143,26 @@ Options parse_options(int argc, char **argv)
 			o.fsync_interval = std::chrono::milliseconds(
 				number("fsync-interval", optarg, 1, 3600000));
 			break;
+		case 'R': o.recover = choice("recover", optarg, recover_names, recover_kinds); break;
 		case 'i':
 			o.idle_timeout = std::chrono::milliseconds(
 				number("idle-timeout", optarg, 10, 86400000));
+			break;
+		case 'T':
+			o.bounds.header_timeout = std::chrono::milliseconds(
+				number("header-timeout", optarg, 10, 86400000));
+			break;
+		case 'M':
+			o.bounds.min_body_rate = static_cast<size_t>(number("min-body-rate", optarg, 1,
+									     1L << 30));
+			break;
+		case 'U':
+			o.bounds.max_unsent = static_cast<size_t>(number("max-unsent", optarg, 4096,
+									  1L << 30));
+			break;
+		case 'W':
+			o.bounds.max_buffered = static_cast<size_t>(number("max-buffered", optarg,
+									    1 << 16, 1L << 40));
 			break;
 		case 'H':
 			o.limits.max_header = static_cast<size_t>(number("max-header", optarg, 64,

@@ -23,6 +23,13 @@ constexpr uint64_t listener_key = 0;
 constexpr uint64_t wake_key = 1;
 constexpr uint32_t conn_events = EPOLLIN | EPOLLRDHUP | EPOLLONESHOT;
 
+std::chrono::milliseconds scan_period(const Options &opt)
+{
+	auto p = std::min({opt.idle_timeout / 4, opt.bounds.header_timeout / 4,
+			   std::chrono::milliseconds(250)});
+	return std::max(p, std::chrono::milliseconds(1));
+}
+
 int add(int epfd, int fd, uint32_t events, uint64_t key)
 {
 	epoll_event ev{};
@@ -33,11 +40,9 @@ int add(int epfd, int fd, uint32_t events, uint64_t key)
 
 } // namespace
 
-Reactor::Reactor(int listen_fd, Dispatch dispatch, Metrics &metrics,
-		 std::chrono::milliseconds idle_timeout)
+Reactor::Reactor(int listen_fd, Dispatch dispatch, Metrics &metrics, const Options &opt)
 	: listen_fd_(listen_fd), dispatch_(std::move(dispatch)), metrics_(metrics),
-	  idle_timeout_(idle_timeout),
-	  scan_period_(std::min(idle_timeout / 4, std::chrono::milliseconds(250)))
+	  idle_timeout_(opt.idle_timeout), scan_period_(scan_period(opt))
 {
 	epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
 	wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
@@ -70,10 +75,11 @@ void Reactor::wake()
 		std::perror("kvserver: reactor wake-up");
 }
 
-int Reactor::rearm(Conn &c)
+int Reactor::rearm(Conn &c, bool readable, bool writable)
 {
 	epoll_event ev{};
-	ev.events = conn_events;
+	ev.events = EPOLLONESHOT | (readable ? EPOLLIN | EPOLLRDHUP : 0u) |
+		    (writable ? static_cast<uint32_t>(EPOLLOUT) : 0u);
 	ev.data.u64 = c.id;
 	return epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, c.fd, &ev) < 0 ? -errno : 0;
 }
@@ -97,7 +103,8 @@ void Reactor::accept_all()
 		}
 		int one = 1;
 		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-		auto c = std::make_shared<Conn>(fd, next_id_++, *this);
+		auto c = std::make_shared<Conn>(fd, next_id_++, *this,
+						Conn::Clock::now() + idle_timeout_);
 		if (add(epoll_fd_, fd, conn_events, c->id) < 0) {
 			std::fprintf(stderr, "kvserver: epoll: %s\n", std::strerror(errno));
 			continue;
@@ -117,20 +124,18 @@ void Reactor::pause_accept(bool pause)
 		accept_paused_ = pause;
 }
 
-/* Drops closed connections and closes idle ones past the timeout (all: every
- * idle one, at shutdown). */
+/* Drops closed connections and closes idle ones past their deadline (all:
+ * every idle one, at shutdown). */
 void Reactor::expire(bool all)
 {
 	auto now = Conn::Clock::now();
 	for (auto it = conns_.begin(); it != conns_.end();) {
 		Conn &c = *it->second;
 		std::unique_lock lock(c.mu);
-		if (c.state == Conn::State::idle && (all || now - c.last_active > idle_timeout_)) {
-			auto &counter = c.in.empty() ? metrics_.idle_closed : metrics_.stalled_dropped;
-			if (!all)
-				counter.fetch_add(1, std::memory_order_relaxed);
+		if (c.state == Conn::State::idle && all)
 			conn_close_locked(c, metrics_);
-		}
+		else if (c.state == Conn::State::idle && now >= c.deadline)
+			conn_expire_locked(c, metrics_);
 		bool gone = c.state == Conn::State::closed;
 		lock.unlock();
 		it = gone ? conns_.erase(it) : std::next(it);
@@ -167,6 +172,12 @@ void Reactor::run(const std::atomic<bool> &stopping)
 				std::lock_guard lock(c->mu);
 				if (c->state != Conn::State::idle)
 					continue;
+				/* Checked here too: the scan below may always
+				 * find busy a client whose bytes wake the loop. */
+				if (Conn::Clock::now() >= c->deadline) {
+					conn_expire_locked(*c, metrics_);
+					continue;
+				}
 				c->state = Conn::State::busy;
 			}
 			dispatch_(c);

@@ -1,15 +1,17 @@
 /*
  * reactor.hpp: an epoll loop that accepts connections, watches the idle
- * ones and hands each that becomes readable to dispatch (README.md,
- * "Architecture").  With a work queue there is one reactor and dispatch
- * queues the connection for a worker; with reuseport every thread runs a
- * reactor on its own listener and dispatch serves the connection at once.
+ * ones and hands each that becomes readable or writable to dispatch
+ * (README.md, "Architecture").  With a work queue there is one reactor and
+ * dispatch queues the connection for a worker; with reuseport every thread
+ * runs a reactor on its own listener and dispatch serves the connection at
+ * once.
  *
  * Connections are armed one-shot: an event hands a connection to exactly
- * one thread, which rearm()s it when done.  Every --idle-timeout / 4 (at
- * most 250 ms) the reactor closes the idle connections silent for longer
- * than --idle-timeout and counts them (between requests, or stalled in the
- * middle of one).  Out of file descriptors, it stops watching the listener
+ * one thread, which rearm()s it when done, for reading, writing or both.
+ * The reactor is also the connections' timer: every quarter of the shorter
+ * of --idle-timeout and --header-timeout (at most 250 ms), and before it
+ * hands a ready connection to a thread, it closes the idle connections
+ * past their deadline (conn.hpp) and counts them by what they waited for.  Out of file descriptors, it stops watching the listener
  * until the next check rather than spin on a connection it cannot accept.
  *
  * Threads: run() on one thread; wake() and rearm() from any.  The Reactor
@@ -24,6 +26,7 @@
 
 #include "conn.hpp"
 #include "metrics.hpp"
+#include "options.hpp"
 
 namespace kvsrv {
 
@@ -32,8 +35,7 @@ public:
 	using Dispatch = std::function<void(const std::shared_ptr<Conn> &)>;
 
 	/* Takes listen_fd (non-blocking, listening); throws std::system_error. */
-	Reactor(int listen_fd, Dispatch dispatch, Metrics &metrics,
-		std::chrono::milliseconds idle_timeout);
+	Reactor(int listen_fd, Dispatch dispatch, Metrics &metrics, const Options &opt);
 	~Reactor();
 	Reactor(const Reactor &) = delete;
 	Reactor &operator=(const Reactor &) = delete;
@@ -41,8 +43,9 @@ public:
 	/* Until stopping and wake(); then closes the listener and idle connections. */
 	void run(const std::atomic<bool> &stopping);
 	void wake();
-	/* Arms c for one more event; c.mu held.  0 or -errno. */
-	int rearm(Conn &c);
+	/* Arms c for one more event, readable and/or writable; c.mu held.
+	 * 0 or -errno. */
+	int rearm(Conn &c, bool readable, bool writable);
 
 private:
 	void close_fds();

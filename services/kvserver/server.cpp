@@ -34,7 +34,7 @@ std::unique_ptr<Wal> open_wal(const Options &opt, Store &store)
 			store.put(key, value, nullptr);
 		else
 			store.del(key, nullptr);
-	});
+	}, opt.recover);
 	return wal;
 }
 
@@ -59,8 +59,7 @@ Server::Server(const Options &opt)
 			dispatch = [this](const std::shared_ptr<Conn> &c) { conn_serve(c, ctx_); };
 		else
 			dispatch = [this](const std::shared_ptr<Conn> &c) { enqueue(c); };
-		reactors_.push_back(std::make_unique<Reactor>(fd, std::move(dispatch), metrics_,
-							      opt_.idle_timeout));
+		reactors_.push_back(std::make_unique<Reactor>(fd, std::move(dispatch), metrics_, opt_));
 	}
 }
 
@@ -109,7 +108,12 @@ void Server::enqueue(const std::shared_ptr<Conn> &c)
 	c->queued_at = Conn::Clock::now();
 	if (!queue_->push(c)) {
 		metrics_.queue_full.fetch_add(1, std::memory_order_relaxed);
-		conn_refuse(*c, metrics_, 503, "every worker is busy and --queue-capacity is reached");
+		/* A reply cannot go behind another one half written. */
+		if (conn_fresh(*c))
+			conn_refuse(*c, metrics_, 503,
+				    "every worker is busy and --queue-capacity is reached");
+		else
+			conn_close(*c, metrics_);
 		return;
 	}
 	metrics_.note_depth(queue_->depth());
@@ -174,7 +178,9 @@ std::string Server::summary()
 		WalStats w = wal_->stats();
 		s += ", \"fsync\": \"" + std::string(fsync_name(opt_.fsync)) +
 		     "\", \"log_replayed\": " + std::to_string(w.replayed) +
-		     ", \"log_torn_bytes\": " + std::to_string(w.torn_bytes);
+		     ", \"log_torn_bytes\": " + std::to_string(w.torn_bytes) +
+		     ", \"log_truncated_bytes\": " + std::to_string(w.truncated_bytes) +
+		     ", \"log_skipped_bytes\": " + std::to_string(w.skipped_bytes);
 	}
 	return s;
 }

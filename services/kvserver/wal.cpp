@@ -4,6 +4,7 @@
 #include "wal.hpp"
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <fcntl.h>
 #include <string>
@@ -12,18 +13,66 @@
 #include <unistd.h>
 #include <vector>
 
-#include "fnv.hpp"
+#include "crc32c.hpp"
 
 namespace kvsrv {
 
 namespace {
 
-constexpr size_t header_len = 1 + 4 + 4;
-constexpr size_t trailer_len = 8;
-
 std::system_error io_error(const std::string &what, const std::string &path)
 {
 	return std::system_error(errno, std::generic_category(), what + " " + path);
+}
+
+uint32_t get32(std::string_view data, size_t at)
+{
+	uint32_t v;
+	std::memcpy(&v, data.data() + at, 4);
+	return v;
+}
+
+void put32(std::string &out, uint32_t v)
+{
+	out.append(reinterpret_cast<const char *>(&v), 4);
+}
+
+/* A record's head for key and value (wal.hpp). */
+std::string record_head(char op, std::string_view key, std::string_view value)
+{
+	std::string h;
+	h.reserve(Wal::head_len);
+	h += op;
+	h.append(3, '\0');
+	put32(h, static_cast<uint32_t>(key.size()));
+	put32(h, static_cast<uint32_t>(value.size()));
+	put32(h, crc32c(value, crc32c(key)));
+	put32(h, crc32c(h));
+	return h;
+}
+
+/* The length of the intact record at data[at], or 0 when there is none. */
+size_t record_at(std::string_view data, size_t at)
+{
+	if (data.size() - at < Wal::head_len)
+		return 0;
+	std::string_view h = data.substr(at, Wal::head_len);
+	if ((h[0] != Wal::put_op && h[0] != Wal::del_op && h[0] != Wal::pad_op) || h[1] || h[2] ||
+	    h[3] || crc32c(h.substr(0, 16)) != get32(h, 16))
+		return 0;
+	size_t len = Wal::head_len + size_t{get32(h, 4)} + get32(h, 8);
+	if (data.size() - at < len ||
+	    crc32c(data.substr(at + Wal::head_len, len - Wal::head_len)) != get32(h, 12))
+		return 0;
+	return len;
+}
+
+/* The offset of the first intact record after data[at], or npos. */
+size_t next_record(std::string_view data, size_t at)
+{
+	for (size_t i = at + 1; i + Wal::head_len <= data.size(); i++)
+		if (record_at(data, i))
+			return i;
+	return std::string_view::npos;
 }
 
 } // namespace
@@ -43,7 +92,25 @@ Wal::~Wal()
 		::close(fd_);
 }
 
-void Wal::replay(const Apply &apply)
+/* Cuts the file at offset at, durably. */
+void Wal::cut(size_t at, const char *why)
+{
+	if (ftruncate(fd_, static_cast<off_t>(at)) < 0 || fdatasync(fd_) < 0)
+		throw io_error(std::string("cannot cut ") + why + " of log", path_);
+}
+
+/* Overwrites len bad bytes at offset at with one padding record, durably. */
+void Wal::pad(size_t at, size_t len)
+{
+	std::string zeros(len - head_len, '\0');
+	std::string rec = record_head(pad_op, {}, zeros) + zeros;
+	if (pwrite(fd_, rec.data(), rec.size(), static_cast<off_t>(at)) !=
+		    static_cast<ssize_t>(rec.size()) ||
+	    fdatasync(fd_) < 0)
+		throw io_error("cannot write padding over a bad record of log", path_);
+}
+
+void Wal::replay(const Apply &apply, RecoverMode mode)
 {
 	struct stat st;
 	if (fstat(fd_, &st) < 0)
@@ -58,28 +125,49 @@ void Wal::replay(const Apply &apply)
 			throw io_error("cannot read log", path_);
 		got += static_cast<size_t>(n);
 	}
+	const std::string_view all = data;
+	const std::string where = "loggp-kvserver: log " + path_ + ": ";
 	size_t pos = 0;
-	while (data.size() - pos >= header_len + trailer_len) {
-		char op = data[pos];
-		uint32_t klen, vlen;
-		std::memcpy(&klen, &data[pos + 1], 4);
-		std::memcpy(&vlen, &data[pos + 5], 4);
-		size_t len = header_len + size_t{klen} + vlen + trailer_len;
-		if ((op != put_op && op != del_op) || data.size() - pos < len)
+	while (pos < all.size()) {
+		if (size_t len = record_at(all, pos)) {
+			char op = all[pos];
+			uint32_t klen = get32(all, pos + 4);
+			if (op != pad_op) {
+				apply(op, all.substr(pos + head_len, klen),
+				      all.substr(pos + head_len + klen, len - head_len - klen));
+				stats_.replayed++;
+			}
+			pos += len;
+			continue;
+		}
+		size_t next = next_record(all, pos);
+		if (next == std::string_view::npos) {
+			/* Nothing valid follows: the last writes before a crash. */
+			cut(pos, "the torn tail");
+			stats_.torn_bytes = all.size() - pos;
+			std::fprintf(stderr, "%scut a torn tail of %zu bytes at offset %zu\n",
+				     where.c_str(), all.size() - pos, pos);
 			break;
-		uint64_t sum;
-		std::memcpy(&sum, &data[pos + len - trailer_len], 8);
-		std::string_view rec(&data[pos], len - trailer_len);
-		if (sum != fnv1a(rec))
+		}
+		std::string bad = "the record at offset " + std::to_string(pos) +
+				  " is corrupt and valid records follow it (the next at offset " +
+				  std::to_string(next) + ")";
+		if (mode == RecoverMode::refuse)
+			throw LogCorrupt("log " + path_ + ": " + bad +
+					 "; not starting: --recover=truncate cuts the log there, "
+					 "--recover=skip drops that record");
+		if (mode == RecoverMode::truncate || next - pos < head_len) {
+			cut(pos, "a corrupt record");
+			stats_.truncated_bytes = all.size() - pos;
+			std::fprintf(stderr, "%s%s: cut there, %zu bytes of records lost\n",
+				     where.c_str(), bad.c_str(), all.size() - pos);
 			break;
-		apply(op, rec.substr(header_len, klen), rec.substr(header_len + klen, vlen));
-		stats_.replayed++;
-		pos += len;
-	}
-	if (pos < data.size()) {
-		if (ftruncate(fd_, static_cast<off_t>(pos)) < 0 || fdatasync(fd_) < 0)
-			throw io_error("cannot cut the torn tail of log", path_);
-		stats_.torn_bytes = data.size() - pos;
+		}
+		pad(pos, next - pos);
+		stats_.skipped_bytes += next - pos;
+		std::fprintf(stderr, "%s%s: skipped, %zu bytes lost\n", where.c_str(), bad.c_str(),
+			     next - pos);
+		pos = next;
 	}
 	end_ = synced_ = pos;
 	if (lseek(fd_, static_cast<off_t>(pos), SEEK_SET) < 0)
@@ -90,17 +178,10 @@ void Wal::replay(const Apply &apply)
 
 int64_t Wal::append(char op, std::string_view key, std::string_view value)
 {
-	uint32_t klen = static_cast<uint32_t>(key.size());
-	uint32_t vlen = static_cast<uint32_t>(value.size());
-	std::string rec;
-	rec.reserve(header_len + key.size() + value.size() + trailer_len);
-	rec += op;
-	rec.append(reinterpret_cast<const char *>(&klen), 4);
-	rec.append(reinterpret_cast<const char *>(&vlen), 4);
+	std::string rec = record_head(op, key, value);
+	rec.reserve(head_len + key.size() + value.size());
 	rec += key;
 	rec += value;
-	uint64_t sum = fnv1a(rec);
-	rec.append(reinterpret_cast<const char *>(&sum), 8);
 
 	std::lock_guard lock(mu_);
 	size_t done = 0;
