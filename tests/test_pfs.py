@@ -467,11 +467,14 @@ def test_cli_namespace_counters_and_restart(instance: Instance, tmp_path: Path) 
 class Mount:
     """loggp-pfs mount of an instance at a directory, until unmount()."""
 
-    def __init__(self, inst: Instance, mnt: Path, direct_io: bool, env: Mapping[str, str]) -> None:
+    def __init__(
+        self, inst: Instance, mnt: Path, direct_io: bool, env: Mapping[str, str], *extra: str
+    ) -> None:
         mnt.mkdir(parents=True, exist_ok=True)
         self.mnt = mnt
         argv = [str(pfs_bin("loggp-pfs")), "-i", str(inst.dir), "-t", "5000", "mount"]
         argv += ["--direct-io"] if direct_io else []
+        argv += list(extra)
         self.proc = subprocess.Popen(
             [*argv, str(mnt)],
             env={**env, "LOGGP_PROVIDER": PROVIDER},
