@@ -375,6 +375,10 @@ def test_bad_requests_are_refused_and_counted(instance: Instance) -> None:
     assert proc.returncode == 0 and res["ok"], proc.stdout + proc.stderr
     assert "unknown op 99" in str(res["unknown_op_error"]), res
     assert "read of 67108865 bytes" in str(res["long_read_error"]), res
+    # A hello a server cannot accept is answered with why (not left to time out).
+    assert "pfs server 1 refused hello: hello without a client id" in str(
+        res["anonymous_hello_error"]
+    ), res
     # The server goes on: a real client is served.
     assert cli(instance, "ls", "/").returncode == 0
 

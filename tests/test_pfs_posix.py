@@ -396,5 +396,7 @@ def test_posix_conformance_over_the_mount_as_on_local_disk(mnt: Path) -> None:
     finally:
         shutil.rmtree(local, ignore_errors=True)
     store = conform(mnt)
-    assert store["failed"] == disk["failed"] == [], (store, disk)
-    assert store["passed"] == disk["passed"]
+    # What the host's kernel refuses on its own disk (say, a sysctl) it refuses on the mount
+    # too: the two agree check for check.
+    assert store["failed"] == disk["failed"], (store, disk)
+    assert store["passed"] == disk["passed"] > 100

@@ -385,14 +385,7 @@ Attr Client::setattr(const std::string &path, const Attr &file, const SetAttr &s
 {
 	Request q = at(Op::SETATTR, path);
 	q.ino = file.ino;
-	q.set = s.set;
-	q.mode = s.mode;
-	q.uid = s.uid;
-	q.gid = s.gid;
-	q.atime_ns = s.atime_ns;
-	q.mtime_ns = s.mtime_ns;
-	q.caller_uid = s.caller.uid;
-	q.caller_gid = s.caller.gid;
+	q.attrs = s;
 	Attr a = meta(std::move(q)).attr;
 	if (a.type == Type::REG && (s.set & (kSetAtime | kSetMtime)))
 		each_object(a, Op::SETTIMES,

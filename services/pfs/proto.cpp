@@ -158,14 +158,14 @@ template <typename IO, typename Q> void request_fields(IO &io, Q &q)
 	case Op::SETATTR:
 		io.str(q.path);
 		io.num(q.ino);
-		io.num(q.set);
-		io.num(q.mode);
-		io.num(q.uid);
-		io.num(q.gid);
-		io.num(q.atime_ns);
-		io.num(q.mtime_ns);
-		io.num(q.caller_uid);
-		io.num(q.caller_gid);
+		io.num(q.attrs.set);
+		io.num(q.attrs.mode);
+		io.num(q.attrs.uid);
+		io.num(q.attrs.gid);
+		io.num(q.attrs.atime_ns);
+		io.num(q.attrs.mtime_ns);
+		io.num(q.attrs.caller.uid);
+		io.num(q.attrs.caller.gid);
 		break;
 	case Op::LOOKUP:
 		io.str(q.path);

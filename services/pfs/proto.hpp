@@ -169,9 +169,8 @@ struct Request {
 	std::string_view data;	/* WRITE's bytes, HELLO's address, SETXATTR's value */
 	std::string path, path2;
 	uint32_t mode = 0;
-	uint32_t uid = 0, gid = 0;	/* a new entry's owner; SETATTR: the new ones */
-	uint32_t caller_uid = 0, caller_gid = 0;	/* SETATTR */
-	uint32_t set = 0;	/* SETATTR: kSet* */
+	uint32_t uid = 0, gid = 0;	/* a new entry's owner */
+	SetAttr attrs;		/* SETATTR */
 	uint32_t flags = 0;	/* SETXATTR: XATTR_CREATE/XATTR_REPLACE */
 	uint64_t rdev = 0;	/* MKNOD */
 	uint64_t atime_ns = kOmit, mtime_ns = kOmit;	/* SETTIMES, SETATTR */

@@ -315,18 +315,9 @@ Reply Server::handle_meta(const Request &q)
 	case Op::LINK:
 		r.attr = meta_->link(q.path, q.path2);
 		break;
-	case Op::SETATTR: {
-		SetAttr s;
-		s.set = q.set;
-		s.mode = q.mode;
-		s.uid = q.uid;
-		s.gid = q.gid;
-		s.atime_ns = q.atime_ns;
-		s.mtime_ns = q.mtime_ns;
-		s.caller = Ids{q.caller_uid, q.caller_gid};
-		r.attr = meta_->setattr(q.path, q.ino, s);
+	case Op::SETATTR:
+		r.attr = meta_->setattr(q.path, q.ino, q.attrs);
 		break;
-	}
 	case Op::SETXATTR:
 		meta_->setxattr(q.path, q.path2, q.data, q.flags);
 		break;

@@ -30,9 +30,9 @@ TEST(Proto, EveryRequestRoundTrips)
 		q.stripe_all = true;
 		q.uid = 1000;
 		q.gid = 100;
-		q.caller_uid = 1001;
-		q.caller_gid = 101;
-		q.set = kSetMode | kSetMtime;
+		q.attrs.caller = Ids{1001, 101};
+		q.attrs.set = kSetMode | kSetMtime;
+		q.attrs.mtime_ns = 13;
 		q.flags = 2;
 		q.rdev = 0x103;
 		q.atime_ns = 11;
