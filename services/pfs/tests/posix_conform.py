@@ -96,6 +96,14 @@ def file(c: Checks, tag: str, data: bytes = b"", mode: int = 0o644) -> Path:
     return p
 
 
+def sticky(c: Checks, tag: str) -> Path:
+    """A fresh directory of root's that anyone may write in (1777), as /tmp."""
+    p = c.path(tag)
+    p.mkdir()
+    p.chmod(0o1777)
+    return p
+
+
 def changed(
     c: Checks,
     name: str,
@@ -211,9 +219,7 @@ def mkdir_checks(c: Checks) -> None:
         "mkdir: nobody in a 0755 directory of root",
         as_nobody(lambda: os.mkdir(d / "n")) == errno.EACCES,
     )
-    pub = c.path("pub")
-    pub.mkdir()
-    pub.chmod(0o1777)
+    pub = sticky(c, "pub")
     c.check("mkdir: nobody in a 1777 directory", as_nobody(lambda: os.mkdir(pub / "n")) == 0)
     st = os.stat(pub / "n")
     c.check(
@@ -248,9 +254,7 @@ def rmdir_checks(c: Checks) -> None:
     f = file(c, "rmf")
     c.check("rmdir: a file", err_of(lambda: os.rmdir(f)) == errno.ENOTDIR)
     c.check("rmdir: '.'", err_of(lambda: os.rmdir(f"{d}/.")) == errno.EINVAL)  # pathlib drops "."
-    pub = c.path("sticky")
-    pub.mkdir()
-    pub.chmod(0o1777)
+    pub = sticky(c, "sticky")
     (pub / "roots").mkdir()
     c.check(
         "rmdir: nobody, root's directory in a sticky one",
@@ -279,9 +283,7 @@ def unlink_checks(c: Checks) -> None:
     os.symlink(t.name, ln)
     os.unlink(ln)
     c.check("unlink: a link, not its target", not os.path.lexists(ln) and t.exists())
-    pub = c.path("sticky")
-    pub.mkdir()
-    pub.chmod(0o1777)
+    pub = sticky(c, "sticky")
     (pub / "roots").write_bytes(b"")
     c.check(
         "unlink: nobody, root's file in a sticky directory",
@@ -355,9 +357,7 @@ def symlink_checks(c: Checks) -> None:
     absl = c.path("symabs")
     os.symlink(str(t), absl)
     c.check("symlink: an absolute target", (absl / "f").read_bytes() == b"in")
-    pub = c.path("pub")
-    pub.mkdir()
-    pub.chmod(0o1777)
+    pub = sticky(c, "pub")
     c.check(
         "symlink: nobody's",
         as_nobody(lambda: os.symlink("x", pub / "l")) == 0 and os.lstat(pub / "l").st_uid == NOBODY,
@@ -419,9 +419,7 @@ def rename_checks(c: Checks) -> None:
     ln2 = c.path("renln")
     os.rename(ln, ln2)
     c.check("rename: a link, not its target", os.readlink(ln2) == t.name and t.exists())
-    pub = c.path("sticky")
-    pub.mkdir()
-    pub.chmod(0o1777)
+    pub = sticky(c, "sticky")
     (pub / "roots").write_bytes(b"")
     c.check(
         "rename: nobody, root's file in a sticky directory",
@@ -439,9 +437,7 @@ def chmod_checks(c: Checks) -> None:
     f.chmod(0o4755)
     c.check("chmod: set-user-ID", stat.S_IMODE(os.stat(f).st_mode) == 0o4755)
     c.check("chmod: nobody on root's file", as_nobody(lambda: os.chmod(f, 0o777)) == errno.EPERM)
-    pub = c.path("pub")
-    pub.mkdir()
-    pub.chmod(0o1777)
+    pub = sticky(c, "pub")
     mine = pub / "mine"
     as_nobody(lambda: mine.write_bytes(b""))
     os.chown(mine, NOBODY, 0)
@@ -456,9 +452,7 @@ def chmod_checks(c: Checks) -> None:
     os.symlink(t.name, ln)
     os.chmod(ln, 0o600)
     c.check("chmod: follows a link", stat.S_IMODE(os.stat(t).st_mode) == 0o600)
-    d = c.path("chmd")
-    d.mkdir()
-    d.chmod(0o1777)
+    d = sticky(c, "chmd")
     c.check("chmod: sticky directory", stat.S_IMODE(os.stat(d).st_mode) == 0o1777)
 
 
@@ -592,9 +586,7 @@ def mknod_checks(c: Checks) -> None:
     c.check("mknod: block device", stat.S_ISBLK(os.stat(d / "blk").st_mode))
     os.mknod(d / "reg", stat.S_IFREG | 0o600)
     c.check("mknod: regular file", stat.S_ISREG(os.stat(d / "reg").st_mode))
-    pub = c.path("pub")
-    pub.mkdir()
-    pub.chmod(0o1777)
+    pub = sticky(c, "pub")
     c.check(
         "mknod: nobody makes a device",
         as_nobody(lambda: os.mknod(pub / "c", stat.S_IFCHR | 0o600, os.makedev(1, 3)))
