@@ -375,6 +375,10 @@ def test_bad_requests_are_refused_and_counted(instance: Instance) -> None:
     assert proc.returncode == 0 and res["ok"], proc.stdout + proc.stderr
     assert "unknown op 99" in str(res["unknown_op_error"]), res
     assert "read of 67108865 bytes" in str(res["long_read_error"]), res
+    # A hello a server cannot accept is answered with why (not left to time out).
+    assert "pfs server 1 refused hello: hello without a client id" in str(
+        res["anonymous_hello_error"]
+    ), res
     # The server goes on: a real client is served.
     assert cli(instance, "ls", "/").returncode == 0
 
@@ -469,11 +473,14 @@ def test_cli_namespace_counters_and_restart(instance: Instance, tmp_path: Path) 
 class Mount:
     """loggp-pfs mount of an instance at a directory, until unmount()."""
 
-    def __init__(self, inst: Instance, mnt: Path, direct_io: bool, env: Mapping[str, str]) -> None:
+    def __init__(
+        self, inst: Instance, mnt: Path, direct_io: bool, env: Mapping[str, str], *extra: str
+    ) -> None:
         mnt.mkdir(parents=True, exist_ok=True)
         self.mnt = mnt
         argv = [str(pfs_bin("loggp-pfs")), "-i", str(inst.dir), "-t", "5000", "mount"]
         argv += ["--direct-io"] if direct_io else []
+        argv += list(extra)
         self.proc = subprocess.Popen(
             [*argv, str(mnt)],
             env={**env, "LOGGP_PROVIDER": PROVIDER},

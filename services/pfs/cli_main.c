@@ -7,8 +7,9 @@
  * DIR is the instance directory (default $LOGGP_PFS_INSTANCE).  Commands:
  * put LOCAL PATH [SIZE COUNT], get PATH LOCAL ('-' is stdout), ls PATH,
  * stat PATH, mkdir PATH, rmdir PATH, rm PATH, mv FROM TO, truncate PATH
- * SIZE, setstripe DIR SIZE COUNT, stats [SERVER], mount [--direct-io] DIR
- * (mount.h).  stat and stats print JSON.  Exit status: 0 done, 1 refused by the store, 2 bad usage, 3 a
+ * SIZE, setstripe DIR SIZE COUNT, stats [SERVER], mount [--direct-io]
+ * [--allow-other] DIR (mount.h).  stat and stats print JSON.  Exit status:
+ * 0 done, 1 refused by the store, 2 bad usage, 3 a
  * server did not answer (EIO).
  */
 #include <errno.h>
@@ -17,12 +18,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
-#include "pfs.h"
-#ifdef LOGGP_PFS_FUSE
 #include "mount.h"
-#endif
+#include "pfs.h"
 
 #define BUF_SIZE (4u << 20)
 
@@ -36,7 +36,8 @@ static const char usage[] =
 	"  ls PATH | stat PATH | mkdir PATH | rmdir PATH | rm PATH | mv FROM TO\n"
 	"  truncate PATH SIZE | setstripe DIR SIZE COUNT (COUNT -1: every server)\n"
 	"  stats [SERVER]               every server's counters, one JSON line each\n"
-	"  mount [--direct-io] DIR      serve the store at DIR (FUSE 3) until unmounted\n";
+	"  mount [--direct-io] [--allow-other] DIR\n"
+	"                               serve the store at DIR (FUSE 3) until unmounted\n";
 
 static int failed(const char *what, int ret)
 {
@@ -55,11 +56,11 @@ static int parse_u64(const char *s, uint64_t *out)
 	return 0;
 }
 
-static int print_entry(void *arg, const char *name, uint64_t ino, int is_dir)
+static int print_entry(void *arg, const char *name, uint64_t ino, unsigned type)
 {
 	(void)arg;
 	(void)ino;
-	printf("%s%s\n", name, is_dir ? "/" : "");
+	printf("%s%s\n", name, type == S_IFDIR ? "/" : type == S_IFLNK ? "@" : "");
 	return 0;
 }
 
@@ -221,9 +222,21 @@ static int run(pfs_t *p, int argc, char **argv)
 			return failed("setstripe", ret);
 		return (ret = pfs_setstripe(p, a[0], ss, count)) ? failed("setstripe", ret) : 0;
 	}
-	if (!strcmp(cmd, "mount") && (n == 1 || (n == 2 && !strcmp(a[0], "--direct-io")))) {
+	if (!strcmp(cmd, "mount") && n >= 1) {
+		unsigned flags = 0;
+		for (int i = 0; i < n - 1; i++) {
+			if (!strcmp(a[i], "--direct-io"))
+				flags |= PFS_MOUNT_DIRECT_IO;
+			else if (!strcmp(a[i], "--allow-other"))
+				flags |= PFS_MOUNT_ALLOW_OTHER;
+			else {
+				fprintf(stderr, "loggp-pfs: mount: unknown option '%s' (expected "
+						"--direct-io or --allow-other)\n", a[i]);
+				return 2;
+			}
+		}
 #ifdef LOGGP_PFS_FUSE
-		return pfs_mount(p, a[n - 1], n == 2);
+		return pfs_mount(p, a[n - 1], flags);
 #else
 		fputs("loggp-pfs: mount: built without FUSE 3 (install libfuse3-dev and "
 		      "rebuild)\n", stderr);

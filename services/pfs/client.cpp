@@ -325,13 +325,15 @@ Request at(Op op, const std::string &path)
 
 } // namespace
 
-Attr Client::lookup(const std::string &path)
+Attr Client::lookup(const std::string &path, bool follow)
 {
-	return meta(at(Op::LOOKUP, path)).attr;
+	Request q = at(Op::LOOKUP, path);
+	q.follow = follow;
+	return meta(std::move(q)).attr;
 }
 
 Attr Client::create(const std::string &path, uint32_t mode, bool excl, uint64_t stripe_size,
-		    uint32_t stripe_count, bool all)
+		    uint32_t stripe_count, bool all, Ids ids)
 {
 	Request q = at(Op::CREATE, path);
 	q.mode = mode;
@@ -339,14 +341,89 @@ Attr Client::create(const std::string &path, uint32_t mode, bool excl, uint64_t 
 	q.stripe_size = stripe_size;
 	q.stripe_count = stripe_count;
 	q.stripe_all = all;
+	q.uid = ids.uid;
+	q.gid = ids.gid;
 	return meta(std::move(q)).attr;
 }
 
-Attr Client::mkdir(const std::string &path, uint32_t mode)
+Attr Client::mkdir(const std::string &path, uint32_t mode, Ids ids)
 {
 	Request q = at(Op::MKDIR, path);
 	q.mode = mode;
+	q.uid = ids.uid;
+	q.gid = ids.gid;
 	return meta(std::move(q)).attr;
+}
+
+Attr Client::mknod(const std::string &path, uint32_t mode, uint64_t rdev, Ids ids)
+{
+	Request q = at(Op::MKNOD, path);
+	q.mode = mode;
+	q.rdev = rdev;
+	q.uid = ids.uid;
+	q.gid = ids.gid;
+	return meta(std::move(q)).attr;
+}
+
+Attr Client::symlink(const std::string &target, const std::string &path, Ids ids)
+{
+	Request q = at(Op::SYMLINK, path);
+	q.path2 = target;
+	q.uid = ids.uid;
+	q.gid = ids.gid;
+	return meta(std::move(q)).attr;
+}
+
+Attr Client::link(const std::string &from, const std::string &to)
+{
+	Request q = at(Op::LINK, from);
+	q.path2 = to;
+	return meta(std::move(q)).attr;
+}
+
+Attr Client::setattr(const std::string &path, const Attr &file, const SetAttr &s)
+{
+	Request q = at(Op::SETATTR, path);
+	q.ino = file.ino;
+	q.attrs = s;
+	Attr a = meta(std::move(q)).attr;
+	if (a.type == Type::REG && (s.set & (kSetAtime | kSetMtime)))
+		each_object(a, Op::SETTIMES,
+			    [&](uint32_t, Request &o) {
+				    o.atime_ns = s.set & kSetAtime ? s.atime_ns : kOmit;
+				    o.mtime_ns = s.set & kSetMtime ? s.mtime_ns : kOmit;
+			    },
+			    nullptr);
+	return a;
+}
+
+void Client::setxattr(const std::string &path, const std::string &name, std::string_view value,
+		      uint32_t flags)
+{
+	Request q = at(Op::SETXATTR, path);
+	q.path2 = name;
+	q.data = value;
+	q.flags = flags;
+	meta(std::move(q));
+}
+
+std::string Client::getxattr(const std::string &path, const std::string &name)
+{
+	Request q = at(Op::GETXATTR, path);
+	q.path2 = name;
+	return meta(std::move(q)).data;
+}
+
+std::string Client::listxattr(const std::string &path)
+{
+	return meta(at(Op::LISTXATTR, path)).data;
+}
+
+void Client::removexattr(const std::string &path, const std::string &name)
+{
+	Request q = at(Op::RMXATTR, path);
+	q.path2 = name;
+	meta(std::move(q));
 }
 
 void Client::rmdir(const std::string &path)
@@ -361,7 +438,9 @@ std::vector<Dirent> Client::readdir(const std::string &path)
 
 void Client::unlink(const std::string &path)
 {
-	destroy(meta(at(Op::UNLINK, path)).attr);
+	Attr gone = meta(at(Op::UNLINK, path)).attr;
+	if (gone.type == Type::REG && gone.nlink == 0)
+		destroy(gone);
 }
 
 void Client::rename(const std::string &from, const std::string &to)
@@ -369,7 +448,7 @@ void Client::rename(const std::string &from, const std::string &to)
 	Request q = at(Op::RENAME, from);
 	q.path2 = to;
 	Attr replaced = meta(std::move(q)).attr;
-	if (replaced.ino)
+	if (replaced.ino && replaced.type == Type::REG && replaced.nlink == 0)
 		destroy(replaced);
 }
 

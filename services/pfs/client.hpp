@@ -33,7 +33,9 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "common/calls.hpp"
@@ -66,22 +68,47 @@ public:
 	uint32_t id() const { return id_; }
 	const ClientConfig &config() const { return cfg_; }
 
-	/* The namespace (server 0); blocking. */
-	Attr lookup(const std::string &path);
+	/* The namespace (server 0); blocking.  ids: the new entry's owner. */
+	Attr lookup(const std::string &path, bool follow = false);
 	Attr create(const std::string &path, uint32_t mode, bool excl, uint64_t stripe_size,
-		    uint32_t stripe_count, bool all);
-	Attr mkdir(const std::string &path, uint32_t mode);
+		    uint32_t stripe_count, bool all, Ids ids);
+	Attr mkdir(const std::string &path, uint32_t mode, Ids ids);
+	Attr mknod(const std::string &path, uint32_t mode, uint64_t rdev, Ids ids);
+	Attr symlink(const std::string &target, const std::string &path, Ids ids);
+	Attr link(const std::string &from, const std::string &to);
 	void rmdir(const std::string &path);
 	std::vector<Dirent> readdir(const std::string &path);
-	/* Removes the name, then the file's objects. */
+	/* Removes the name, then the file's objects if it was the last. */
 	void unlink(const std::string &path);
 	void rename(const std::string &from, const std::string &to);
 	Attr setstripe(const std::string &path, uint64_t stripe_size, uint32_t stripe_count,
 		       bool all);
+	/* path "": the inode of file.  Explicit times of a file also go to
+	 * its objects, so the times its data left do not hide them. */
+	Attr setattr(const std::string &path, const Attr &file, const SetAttr &s);
+	void setxattr(const std::string &path, const std::string &name, std::string_view value,
+		      uint32_t flags);
+	std::string getxattr(const std::string &path, const std::string &name);
+	std::string listxattr(const std::string &path);
+	void removexattr(const std::string &path, const std::string &name);
+	/* Every server's file system, summed. */
+	FsStat statfs();
 
 	/* A file's data (its objects); blocking. */
-	uint64_t size(const Attr &file);
+	struct Glimpse {
+		uint64_t size = 0;
+		uint64_t atime_ns = 0, mtime_ns = 0;	/* the latest of its objects' */
+	};
+	Glimpse glimpse(const Attr &file);
+	uint64_t size(const Attr &file) { return glimpse(file).size; }
+	/* Changes the size (and mtime, ctime). */
 	void truncate(const Attr &file, uint64_t size);
+	/* Writes len bytes at the end of the file, placed by the server of
+	 * object 0 (server.hpp) so concurrent appenders lose nothing; returns
+	 * the offset they went to. */
+	uint64_t append(const Attr &file, const void *buf, uint64_t len);
+	/* posix_fallocate of [off, off+len). */
+	void fallocate(const Attr &file, uint64_t off, uint64_t len);
 	/* Every write acknowledged before the call is on the servers' disks. */
 	void fsync(const Attr &file);
 	/* Removes the objects of a file whose name is gone. */
@@ -124,13 +151,19 @@ private:
 	Reply call(uint32_t server, Request q);
 	Reply meta(Request q) { return call(0, std::move(q)); }
 	/*
-	 * Sends op for file's ino to every object's server (with object j's
-	 * size from obj_size(j) when given: TRUNC), hands each reply to got(),
-	 * and blocks until all have answered; throws the first error.
+	 * Sends op for file's ino to every object's server (fill(j, q) sets
+	 * object j's fields when given: TRUNC's size), hands each reply to
+	 * got(), and blocks until all have answered; throws the first error.
 	 */
 	void each_object(const Attr &file, Op op,
-			 const std::function<uint64_t(uint32_t obj)> &obj_size,
+			 const std::function<void(uint32_t obj, Request &q)> &fill,
 			 const std::function<void(uint32_t obj, const Reply &r)> &got);
+	/* Sends one request to every server; got() as each_object's. */
+	void each_server(Op op, const std::function<void(uint32_t s, const Reply &r)> &got);
+	/* Sends request k to server reqs[k].first, got(k, reply) for each that
+	 * succeeds, blocks until all have answered; throws the first error. */
+	void fan_out(std::vector<std::pair<uint32_t, Request>> &&reqs,
+		     const std::function<void(uint32_t k, const Reply &r)> &got);
 	void read_finish(const std::shared_ptr<ReadOp> &op);
 
 	void run();

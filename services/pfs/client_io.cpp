@@ -9,6 +9,8 @@
 #include <cerrno>
 #include <cstring>
 #include <future>
+#include <utility>
+#include <vector>
 
 #include "error.hpp"
 
@@ -43,50 +45,119 @@ struct ReadOp {
 	Client::IoDone done;
 };
 
-void Client::each_object(const Attr &file, Op op,
-			 const std::function<uint64_t(uint32_t obj)> &obj_size,
-			 const std::function<void(uint32_t obj, const Reply &r)> &got)
+void Client::fan_out(std::vector<std::pair<uint32_t, Request>> &&reqs,
+		     const std::function<void(uint32_t k, const Reply &r)> &got)
 {
 	/* The callbacks run on the progress thread, each got() before done is
 	 * set; what they share outlives this frame (the last may still be
 	 * inside set_value when the wait returns). */
+	if (reqs.empty())
+		return;
 	auto g = std::make_shared<Gather>();
 	auto done = std::make_shared<std::promise<void>>();
 	auto fut = done->get_future();
-	g->pending = file.layout.stripe_count;
-	for (uint32_t j = 0; j < file.layout.stripe_count; j++) {
-		Request q;
-		q.op = op;
-		q.ino = file.ino;
-		if (obj_size)
-			q.offset = obj_size(j);
-		submit(file.layout.server_of(j, nservers_), std::move(q),
-		       [g, done, &got, j](Reply &&r) {
-			       g->note(r);
-			       if (!r.errnum && got)
-				       got(j, r);
-			       if (--g->pending == 0)
-				       done->set_value();
-		       });
-	}
+	g->pending = reqs.size();
+	for (uint32_t k = 0; k < reqs.size(); k++)
+		submit(reqs[k].first, std::move(reqs[k].second), [g, done, &got, k](Reply &&r) {
+			g->note(r);
+			if (!r.errnum && got)
+				got(k, r);
+			if (--g->pending == 0)
+				done->set_value();
+		});
 	fut.wait();
 	if (g->err)
 		throw Error(g->err, g->what);
 }
 
-uint64_t Client::size(const Attr &file)
+void Client::each_object(const Attr &file, Op op,
+			 const std::function<void(uint32_t obj, Request &q)> &fill,
+			 const std::function<void(uint32_t obj, const Reply &r)> &got)
 {
-	uint64_t size = 0;
+	std::vector<std::pair<uint32_t, Request>> reqs(file.layout.stripe_count);
+	for (uint32_t j = 0; j < file.layout.stripe_count; j++) {
+		reqs[j].first = file.layout.server_of(j, nservers_);
+		reqs[j].second.op = op;
+		reqs[j].second.ino = file.ino;
+		if (fill)
+			fill(j, reqs[j].second);
+	}
+	fan_out(std::move(reqs), got);
+}
+
+void Client::each_server(Op op, const std::function<void(uint32_t s, const Reply &r)> &got)
+{
+	std::vector<std::pair<uint32_t, Request>> reqs(nservers_);
+	for (uint32_t s = 0; s < nservers_; s++) {
+		reqs[s].first = s;
+		reqs[s].second.op = op;
+	}
+	fan_out(std::move(reqs), got);
+}
+
+Client::Glimpse Client::glimpse(const Attr &file)
+{
+	Glimpse out;
 	each_object(file, Op::GETSIZE, nullptr, [&](uint32_t j, const Reply &r) {
-		size = std::max(size, layout_file_end(file.layout, j, r.value));
+		out.size = std::max(out.size, layout_file_end(file.layout, j, r.value));
+		out.atime_ns = std::max(out.atime_ns, r.atime_ns);
+		out.mtime_ns = std::max(out.mtime_ns, r.mtime_ns);
 	});
-	return size;
+	return out;
 }
 
 void Client::truncate(const Attr &file, uint64_t size)
 {
 	each_object(file, Op::TRUNC,
-		    [&](uint32_t j) { return layout_object_size(file.layout, j, size); }, nullptr);
+		    [&](uint32_t j, Request &q) {
+			    q.offset = layout_object_size(file.layout, j, size);
+		    },
+		    nullptr);
+	/* Objects that do not exist keep no times: the namespace does. */
+	SetAttr s;
+	s.set = kSetSize;
+	try {
+		setattr("", file, s);
+	} catch (const Error &e) {
+		if (e.errnum() != ENOENT)	/* an open file whose last name is gone */
+			throw;
+	}
+}
+
+uint64_t Client::append(const Attr &file, const void *buf, uint64_t len)
+{
+	Request q;
+	q.op = Op::APPEND;
+	q.ino = file.ino;
+	q.offset = size(file);
+	q.length = len;
+	uint64_t off = call(file.layout.server_of(0, nservers_), std::move(q)).value;
+	write(file, buf, len, off);
+	return off;
+}
+
+void Client::fallocate(const Attr &file, uint64_t off, uint64_t len)
+{
+	/* Object j's share of a file range is one object range (RAID-0). */
+	each_object(file, Op::FALLOC,
+		    [&](uint32_t j, Request &q) {
+			    q.offset = layout_object_size(file.layout, j, off);
+			    q.length = layout_object_size(file.layout, j, off + len) - q.offset;
+		    },
+		    nullptr);
+}
+
+FsStat Client::statfs()
+{
+	FsStat sum;
+	each_server(Op::STATFS, [&](uint32_t, const Reply &r) {
+		sum.bytes += r.fs.bytes;
+		sum.free += r.fs.free;
+		sum.avail += r.fs.avail;
+		sum.files += r.fs.files;
+		sum.ffree += r.fs.ffree;
+	});
+	return sum;
 }
 
 void Client::fsync(const Attr &file)

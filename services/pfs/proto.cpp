@@ -57,10 +57,10 @@ public:
 		else
 			v = static_cast<T>(r_.u64());
 		if constexpr (std::is_same_v<T, Type>)
-			if (v != Type::REG && v != Type::DIR)
+			if (static_cast<uint8_t>(v) < 1 || static_cast<uint8_t>(v) > kTypeLast)
 				throw Error(EPROTO, std::string(what_) + ": file type " +
 							    std::to_string(static_cast<int>(v)) +
-							    " (expected 1 or 2)");
+							    " (expected 1-" + std::to_string(kTypeLast) + ")");
 	}
 	void str(std::string &s) { s = r_.str(); }
 	void str(std::string_view &s) { s = r_.view(); }
@@ -86,6 +86,7 @@ template <typename IO, typename Q> void request_fields(IO &io, Q &q)
 		io.str(q.data);
 		break;
 	case Op::STATS:
+	case Op::STATFS:
 		break;
 	case Op::WRITE:
 		io.num(q.ino);
@@ -93,9 +94,16 @@ template <typename IO, typename Q> void request_fields(IO &io, Q &q)
 		io.str(q.data);
 		break;
 	case Op::READ:
+	case Op::APPEND:
+	case Op::FALLOC:
 		io.num(q.ino);
 		io.num(q.offset);
 		io.num(q.length);
+		break;
+	case Op::SETTIMES:
+		io.num(q.ino);
+		io.num(q.atime_ns);
+		io.num(q.mtime_ns);
 		break;
 	case Op::TRUNC:
 		io.num(q.ino);
@@ -112,23 +120,61 @@ template <typename IO, typename Q> void request_fields(IO &io, Q &q)
 		if (q.op == Op::CREATE) {
 			io.num(q.mode);
 			io.num(q.excl);
+			io.num(q.uid);
+			io.num(q.gid);
 		}
 		io.num(q.stripe_size);
 		io.num(q.stripe_count);
 		io.num(q.stripe_all);
 		break;
 	case Op::MKDIR:
+	case Op::MKNOD:
 		io.str(q.path);
 		io.num(q.mode);
+		io.num(q.uid);
+		io.num(q.gid);
+		if (q.op == Op::MKNOD)
+			io.num(q.rdev);
+		break;
+	case Op::SYMLINK:
+		io.str(q.path);
+		io.str(q.path2);
+		io.num(q.uid);
+		io.num(q.gid);
 		break;
 	case Op::RENAME:
+	case Op::LINK:
+	case Op::GETXATTR:
+	case Op::RMXATTR:
 		io.str(q.path);
 		io.str(q.path2);
 		break;
+	case Op::SETXATTR:
+		io.str(q.path);
+		io.str(q.path2);
+		io.str(q.data);
+		io.num(q.flags);
+		break;
+	case Op::SETATTR:
+		io.str(q.path);
+		io.num(q.ino);
+		io.num(q.attrs.set);
+		io.num(q.attrs.mode);
+		io.num(q.attrs.uid);
+		io.num(q.attrs.gid);
+		io.num(q.attrs.atime_ns);
+		io.num(q.attrs.mtime_ns);
+		io.num(q.attrs.caller.uid);
+		io.num(q.attrs.caller.gid);
+		break;
 	case Op::LOOKUP:
+		io.str(q.path);
+		io.num(q.follow);
+		break;
 	case Op::RMDIR:
 	case Op::READDIR:
 	case Op::UNLINK:
+	case Op::LISTXATTR:
 		io.str(q.path);
 		break;
 	}
@@ -139,10 +185,17 @@ template <typename IO, typename A> void attr_fields(IO &io, A &a)
 	io.num(a.ino);
 	io.num(a.type);
 	io.num(a.mode);
+	io.num(a.uid);
+	io.num(a.gid);
+	io.num(a.nlink);
+	io.num(a.rdev);
+	io.num(a.atime_ns);
 	io.num(a.mtime_ns);
+	io.num(a.ctime_ns);
 	io.num(a.layout.stripe_size);
 	io.num(a.layout.stripe_count);
 	io.num(a.layout.stripe_start);
+	io.str(a.target);
 }
 
 /* The results of a successful reply. */
@@ -155,20 +208,38 @@ template <typename IO, typename R> void reply_fields(IO &io, R &p)
 		io.num(p.servers);
 		break;
 	case Op::STATS:
+	case Op::GETXATTR:
+	case Op::LISTXATTR:
 		io.str(p.data);
+		break;
+	case Op::STATFS:
+		io.num(p.fs.bytes);
+		io.num(p.fs.free);
+		io.num(p.fs.avail);
+		io.num(p.fs.files);
+		io.num(p.fs.ffree);
 		break;
 	case Op::READ:
 		io.num(p.value);
 		io.str(p.data);
 		break;
-	case Op::WRITE:
 	case Op::GETSIZE:
+		io.num(p.value);
+		io.num(p.atime_ns);
+		io.num(p.mtime_ns);
+		break;
+	case Op::WRITE:
+	case Op::APPEND:
+	case Op::FALLOC:
 		io.num(p.value);
 		break;
 	case Op::TRUNC:
 	case Op::DESTROY:
 	case Op::FSYNC:
+	case Op::SETTIMES:
 	case Op::RMDIR:
+	case Op::SETXATTR:
+	case Op::RMXATTR:
 		break;
 	case Op::READDIR: {
 		uint32_t n = static_cast<uint32_t>(p.entries.size());
@@ -190,6 +261,10 @@ template <typename IO, typename R> void reply_fields(IO &io, R &p)
 	case Op::UNLINK:
 	case Op::RENAME:
 	case Op::SETSTRIPE:
+	case Op::LINK:
+	case Op::SYMLINK:
+	case Op::MKNOD:
+	case Op::SETATTR:
 		attr_fields(io, p.attr);
 		break;
 	}
@@ -223,6 +298,18 @@ const char *op_name(Op op) noexcept
 	case Op::UNLINK: return "unlink";
 	case Op::RENAME: return "rename";
 	case Op::SETSTRIPE: return "setstripe";
+	case Op::APPEND: return "append";
+	case Op::FALLOC: return "fallocate";
+	case Op::SETTIMES: return "settimes";
+	case Op::STATFS: return "statfs";
+	case Op::LINK: return "link";
+	case Op::SYMLINK: return "symlink";
+	case Op::MKNOD: return "mknod";
+	case Op::SETATTR: return "setattr";
+	case Op::SETXATTR: return "setxattr";
+	case Op::GETXATTR: return "getxattr";
+	case Op::LISTXATTR: return "listxattr";
+	case Op::RMXATTR: return "removexattr";
 	}
 	return "unknown";
 }

@@ -6,16 +6,16 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <tuple>
 
 #include <nlohmann/json.hpp>
 
+#include "common/calls.hpp"
 #include "error.hpp"
 
 namespace pfs {
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
 
 /* A read is one reply: at most one stripe unit (layout.hpp). */
 constexpr uint64_t kReadMax = kStripeMax;
@@ -118,28 +118,7 @@ void Server::serve(const std::string &frame)
 	r.op = q.op;
 	r.call = q.call;
 	if (q.op == Op::HELLO) {
-		try {
-			uint32_t id = q.client;
-			if (!id && !meta_)
-				throw Error(EINVAL, "hello without a client id: server 0 hands "
-						    "them out");
-			if (!id)
-				id = meta_->new_client();
-			std::string addr(q.data);
-			auto it = by_addr_.find(addr);
-			uint32_t peer = it != by_addr_.end() ? it->second : fabric_.add_peer(addr);
-			by_addr_[addr] = peer;
-			if (!peers_.count(id))
-				stats_.clients++;
-			peers_[id] = peer;
-			r.value = id;
-			r.index = cfg_.index;
-			r.servers = cfg_.servers;
-			stats_.requests++;
-			reply(id, r);
-		} catch (const Error &e) {
-			refuse(frame, e.what());
-		}
+		hello(q, frame);
 		return;
 	}
 	if (!peers_.count(q.client)) {
@@ -154,7 +133,7 @@ void Server::serve(const std::string &frame)
 		return;
 	}
 	try {
-		r = op_is_meta(q.op) ? handle_meta(q) : handle(q);
+		r = op_is_meta(q.op) ? meta_op(q) : handle(q);
 		r.op = q.op;
 		r.call = q.call;
 	} catch (const Error &e) {
@@ -168,6 +147,64 @@ void Server::serve(const std::string &frame)
 		std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count());
 	stats_.service_ns += ns;
 	stats_.service_max_ns = std::max(stats_.service_max_ns, ns);
+}
+
+void Server::hello(const Request &q, const std::string &frame)
+{
+	uint32_t peer;
+	try {
+		std::string addr(q.data);
+		auto it = by_addr_.find(addr);
+		peer = it != by_addr_.end() ? it->second : fabric_.add_peer(addr);
+		by_addr_[addr] = peer;
+	} catch (const Error &e) {
+		refuse(frame, e.what());	/* no address to answer */
+		return;
+	}
+	Reply r;
+	r.op = q.op;
+	r.call = q.call;
+	try {
+		uint32_t id = q.client;
+		if (!id && !meta_)
+			throw Error(EINVAL, "hello without a client id: server 0 hands them out");
+		if (!id)
+			id = meta_op(q).value;
+		if (!peers_.count(id))
+			stats_.clients++;
+		peers_[id] = peer;
+		r.value = id;
+		r.index = cfg_.index;
+		r.servers = cfg_.servers;
+	} catch (const Error &e) {
+		stats_.errors++;
+		r.errnum = e.errnum();
+		r.error = "pfs server " + std::to_string(cfg_.index) + " refused hello: " + e.what();
+		std::fprintf(stderr, "%s\n", r.error.c_str());
+	}
+	stats_.requests++;
+	fabric_.send(peer, reply_encode(r));
+}
+
+uint64_t Server::place_append(uint64_t ino, uint64_t size, uint64_t len)
+{
+	auto now = Clock::now();
+	auto it = appends_.find(ino);
+	if (it == appends_.end() && appends_.size() >= kAppendFiles) {
+		for (auto e = appends_.begin(); e != appends_.end();)
+			e = now - e->second.used > cfg_.ttl ? appends_.erase(e) : std::next(e);
+		if (appends_.size() >= kAppendFiles)
+			throw Error(EBUSY, "appends to " + std::to_string(kAppendFiles) +
+						   " files in the last " + svc::seconds_text(cfg_.ttl) +
+						   ": no room to place one more");
+	}
+	uint64_t off = size;
+	if (it != appends_.end() && now - it->second.used <= cfg_.ttl)
+		off = std::max(off, it->second.end);
+	check_range(off, len);
+	appends_[ino] = AppendEnd{off + len, now};
+	stats_.appends++;
+	return off;
 }
 
 Reply Server::handle(const Request &q)
@@ -194,13 +231,29 @@ Reply Server::handle(const Request &q)
 		break;
 	case Op::GETSIZE:
 		r.value = store_.size(q.ino);
+		std::tie(r.atime_ns, r.mtime_ns) = store_.times(q.ino);
 		break;
 	case Op::TRUNC:
 		check_range(q.offset, 0);
 		store_.truncate(q.ino, q.offset);
+		appends_.erase(q.ino);
 		break;
 	case Op::DESTROY:
 		store_.destroy(q.ino);
+		appends_.erase(q.ino);
+		break;
+	case Op::APPEND:
+		r.value = place_append(q.ino, q.offset, q.length);
+		break;
+	case Op::FALLOC:
+		check_range(q.offset, q.length);
+		r.value = store_.allocate(q.ino, q.offset, q.length);
+		break;
+	case Op::SETTIMES:
+		store_.set_times(q.ino, q.atime_ns, q.mtime_ns);
+		break;
+	case Op::STATFS:
+		r.fs = store_.fs_stat();
 		break;
 	case Op::FSYNC:
 		store_.fsync(q.ino);
@@ -211,20 +264,71 @@ Reply Server::handle(const Request &q)
 	return r;
 }
 
+Reply Server::meta_op(const Request &q)
+{
+	/* What may run on the reserve: what frees space or needs none for
+	 * good, so a full disk can be emptied; creating stays ENOSPC. */
+	bool frees = q.op == Op::UNLINK || q.op == Op::RMDIR || q.op == Op::RENAME ||
+		     q.op == Op::SETATTR || q.op == Op::RMXATTR || q.op == Op::HELLO;
+	Reply r;
+	try {
+		r = handle_meta(q);
+	} catch (const Error &e) {
+		if (e.errnum() != ENOSPC || !frees || !meta_->release_reserve()) {
+			meta_->keep_reserve();
+			throw;
+		}
+		stats_.reserve_used++;
+		std::fprintf(stderr, "pfs server %u: %s: the disk is full: running it on the "
+				     "metadata reserve\n", cfg_.index, op_name(q.op));
+		r = handle_meta(q);
+	}
+	meta_->keep_reserve();
+	return r;
+}
+
 Reply Server::handle_meta(const Request &q)
 {
 	Reply r;
 	stats_.meta_ops++;
+	Ids ids{q.uid, q.gid};
 	switch (q.op) {
+	case Op::HELLO:
+		r.value = meta_->new_client();
+		break;
 	case Op::LOOKUP:
-		r.attr = meta_->lookup(q.path);
+		r.attr = meta_->lookup(q.path, q.follow);
 		break;
 	case Op::CREATE:
 		r.attr = meta_->create(q.path, q.mode, q.excl, q.stripe_size, q.stripe_count,
-				       q.stripe_all);
+				       q.stripe_all, ids);
 		break;
 	case Op::MKDIR:
-		r.attr = meta_->mkdir(q.path, q.mode);
+		r.attr = meta_->mkdir(q.path, q.mode, ids);
+		break;
+	case Op::MKNOD:
+		r.attr = meta_->mknod(q.path, q.mode, q.rdev, ids);
+		break;
+	case Op::SYMLINK:
+		r.attr = meta_->symlink(q.path2, q.path, ids);
+		break;
+	case Op::LINK:
+		r.attr = meta_->link(q.path, q.path2);
+		break;
+	case Op::SETATTR:
+		r.attr = meta_->setattr(q.path, q.ino, q.attrs);
+		break;
+	case Op::SETXATTR:
+		meta_->setxattr(q.path, q.path2, q.data, q.flags);
+		break;
+	case Op::GETXATTR:
+		r.data = meta_->getxattr(q.path, q.path2);
+		break;
+	case Op::LISTXATTR:
+		r.data = meta_->listxattr(q.path);
+		break;
+	case Op::RMXATTR:
+		meta_->removexattr(q.path, q.path2);
 		break;
 	case Op::RMDIR:
 		meta_->rmdir(q.path);
@@ -267,6 +371,8 @@ nlohmann::json Server::counters() const
 		{"errors", stats_.errors},
 		{"bad_requests", stats_.bad_requests},
 		{"clients", stats_.clients},
+		{"appends", stats_.appends},
+		{"reserve_used", stats_.reserve_used},
 		{"queue_max", stats_.queue_max},
 		{"queue_mean", double(stats_.queue_sum) / double(served)},
 		{"service_us_mean", double(stats_.service_ns) / 1e3 / double(served)},

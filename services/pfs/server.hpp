@@ -16,7 +16,22 @@
  * message (svc::Fabric::wait).  A request that does not
  * decode, names an unknown op, comes from a client that never said HELLO,
  * or asks server 1.. for metadata is refused and counted; the server goes
- * on.  Counters: stats(), and with a metrics endpoint (cfg.metrics_host) the
+ * on.  A HELLO the server cannot accept (server 0 out of client ids, its
+ * disk full) is answered with the reason, so the client can say it.
+ *
+ * Appends: the server of a file's object 0 places O_APPEND writes.  A
+ * client glimpses the file's size and asks it (APPEND) where len bytes go;
+ * the answer is the larger of that size and the end of the last append it
+ * placed, which it then remembers, so concurrent appenders from any
+ * clients get disjoint ranges.  It forgets a file's end when the file is
+ * truncated or destroyed, and after cfg.ttl without appends (a placed
+ * append is written within the client's timeout, no longer than that);
+ * at most kAppendFiles files at once (EBUSY past that).
+ *
+ * Full disk on server 0: an operation that removes or changes metadata and
+ * finds no space releases the namespace's reserve (meta.hpp) and runs once
+ * more; after every metadata operation the reserve is taken back when
+ * there is room.  Counters: stats(), and with a metrics endpoint (cfg.metrics_host) the
  * same in Prometheus' text format, served from the loop (common/metrics_http.hpp).
  *
  * Errors: the constructor throws pfs::Error (provider, directory, metadata
@@ -64,6 +79,8 @@ struct ServerStats {
 	uint64_t queue_sum = 0;		/* waiting requests summed at each service */
 	uint64_t service_ns = 0, service_max_ns = 0;
 	uint64_t clients = 0;
+	uint64_t appends = 0;		/* APPENDs placed */
+	uint64_t reserve_used = 0;	/* metadata ops run on the namespace's reserve */
 };
 
 class Server {
@@ -83,11 +100,23 @@ public:
 	/* The metrics endpoint's "host:port", "" without one. */
 	std::string metrics_address() const { return http_ ? http_->address() : ""; }
 
+	static constexpr size_t kAppendFiles = 65536;
+
 private:
+	using Clock = std::chrono::steady_clock;
+	struct AppendEnd {
+		uint64_t end;
+		Clock::time_point used;
+	};
+
 	void on_msg(std::string &&frame);
 	void serve(const std::string &frame);
 	Reply handle(const Request &q);
 	Reply handle_meta(const Request &q);
+	/* handle_meta, on the namespace's reserve once if the disk is full. */
+	Reply meta_op(const Request &q);
+	void hello(const Request &q, const std::string &frame);
+	uint64_t place_append(uint64_t ino, uint64_t size, uint64_t len);
 	nlohmann::json counters() const;
 	void refuse(const std::string &frame, const std::string &why);
 	void reply(uint32_t client, const Reply &r);
@@ -99,6 +128,7 @@ private:
 	std::unordered_map<uint32_t, uint32_t> peers_;	/* client id -> fabric peer */
 	std::unordered_map<std::string, uint32_t> by_addr_;	/* address -> fabric peer */
 	std::deque<std::string> queue_;
+	std::unordered_map<uint64_t, AppendEnd> appends_;	/* ino -> end */
 	ServerStats stats_;
 	std::unique_ptr<svc::MetricsHttp> http_;
 };

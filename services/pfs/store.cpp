@@ -3,6 +3,7 @@
  */
 #include "store.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cinttypes>
 #include <cstdio>
@@ -10,6 +11,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "error.hpp"
@@ -163,6 +165,71 @@ uint64_t Store::size(uint64_t ino)
 {
 	auto it = sizes_.find(ino);
 	return it == sizes_.end() ? 0 : it->second;
+}
+
+std::pair<uint64_t, uint64_t> Store::times(uint64_t ino)
+{
+	struct stat st;
+	if (!sizes_.count(ino) || ::fstatat(dir_fd_, obj_name(ino).c_str(), &st, 0))
+		return {0, 0};
+	auto ns = [](const struct timespec &t) {
+		return static_cast<uint64_t>(t.tv_sec) * 1000000000u +
+		       static_cast<uint64_t>(t.tv_nsec);
+	};
+	return {ns(st.st_atim), ns(st.st_mtim)};
+}
+
+void Store::set_times(uint64_t ino, uint64_t atime_ns, uint64_t mtime_ns)
+{
+	if (!sizes_.count(ino))
+		return;
+	struct timespec ts[2];
+	uint64_t in[2] = {atime_ns, mtime_ns};
+	for (int i = 0; i < 2; i++) {
+		ts[i].tv_sec = static_cast<time_t>(in[i] / 1000000000u);
+		ts[i].tv_nsec = in[i] == kOmit ? UTIME_OMIT : static_cast<long>(in[i] % 1000000000u);
+	}
+	if (::utimensat(dir_fd_, obj_name(ino).c_str(), ts, 0) && errno != ENOENT)
+		sys_fail("set the times of object " + path(ino));
+}
+
+uint64_t Store::allocate(uint64_t ino, uint64_t off, uint64_t len)
+{
+	uint64_t old = size(ino), end = off + len;
+	if (!len)
+		return old;
+	reserve(ino, old, end);
+	int f = fd(ino, true);
+	if (int e = ::posix_fallocate(f, static_cast<off_t>(off), static_cast<off_t>(len))) {
+		errno = e;
+		sys_fail("allocate in object " + path(ino));
+	}
+	if (end > old) {
+		used_ += end - old;
+		sizes_[ino] = end;
+	}
+	return sizes_[ino];
+}
+
+FsStat Store::fs_stat()
+{
+	struct statvfs v;
+	if (::fstatvfs(dir_fd_, &v))
+		sys_fail("statvfs " + dir_);
+	FsStat s;
+	uint64_t unit = v.f_frsize ? v.f_frsize : v.f_bsize;
+	s.bytes = static_cast<uint64_t>(v.f_blocks) * unit;
+	s.free = static_cast<uint64_t>(v.f_bfree) * unit;
+	s.avail = static_cast<uint64_t>(v.f_bavail) * unit;
+	s.files = v.f_files;
+	s.ffree = v.f_ffree;
+	if (capacity_) {
+		uint64_t left = capacity_ > used_ ? capacity_ - used_ : 0;
+		s.bytes = capacity_;
+		s.free = std::min(s.free, left);
+		s.avail = std::min(s.avail, left);
+	}
+	return s;
 }
 
 void Store::truncate(uint64_t ino, uint64_t new_size)

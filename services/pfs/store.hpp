@@ -11,6 +11,10 @@
  * the local file system refuses does.  The sum is counted from the object
  * files at start-up and kept as objects grow, shrink and go.
  *
+ * An object's times are its file's: the local file system sets mtime on
+ * each write and atime on reads (as it is mounted: relatime by default);
+ * set_times() puts times a client asked for (utimensat).
+ *
  * Open descriptors are cached (at most kMaxOpen, any one closed when full).
  * Threading: one thread, the server's.  Errors: pfs::Error with the errno of
  * the failed system call (ENOSPC, EIO, ...) and a line naming the object.
@@ -21,6 +25,9 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
+
+#include "proto.hpp"
 
 namespace pfs {
 
@@ -39,7 +46,15 @@ public:
 	/* Up to len bytes at off, fewer at the object's end; *size gets its size. */
 	std::string read(uint64_t ino, uint64_t off, uint64_t len, uint64_t *size);
 	uint64_t size(uint64_t ino);
+	/* The object's atime and mtime in ns since the epoch; 0, 0 if there is none. */
+	std::pair<uint64_t, uint64_t> times(uint64_t ino);
+	/* kOmit (proto.hpp) leaves a time as it is; no object: nothing to do. */
+	void set_times(uint64_t ino, uint64_t atime_ns, uint64_t mtime_ns);
 	void truncate(uint64_t ino, uint64_t size);
+	/* Allocates [off, off+len) (posix_fallocate); returns the size after. */
+	uint64_t allocate(uint64_t ino, uint64_t off, uint64_t len);
+	/* The file system's figures, capacity-capped. */
+	FsStat fs_stat();
 	/* Removes the object; a missing one is not an error. */
 	void destroy(uint64_t ino);
 	void fsync(uint64_t ino);

@@ -8,9 +8,11 @@
  * write whose body is cut short, a lookup from a client id that never said
  * hello, and a read longer than any stripe unit.  The first three and the
  * fourth are bad requests (the second and third answered with EPROTO, the
- * others cannot be), the fifth a request answered with EINVAL.  Prints one
- * JSON line with what came back and the server's counters; exit 0 if all
- * is as expected.
+ * others cannot be), the fifth a request answered with EINVAL.  Then a
+ * HELLO without a client id to server 1 (only server 0 hands ids out): it
+ * must be answered with the reason, not left to time out.  Prints one JSON
+ * line with what came back and the server's counters; exit 0 if all is as
+ * expected.
  */
 #include <cerrno>
 #include <chrono>
@@ -112,6 +114,15 @@ int main(int argc, char **argv)
 		bool answered = p.wait(2) && p.wait(3) && p.wait(5) && p.wait(6);
 		if (!answered)
 			throw Error(ETIMEDOUT, "the server stopped answering");
+		auto addr1 = addr_read(argv[1], 1);
+		if (!addr1)
+			throw Error(ENOENT, "no " + addr_path(argv[1], 1));
+		uint32_t server1 = p.f.add_peer(*addr1);
+		Request anon = hello;
+		anon.call = 7;
+		p.f.send(server1, request_encode(anon));
+		if (!p.wait(7))
+			throw Error(ETIMEDOUT, "server 1 did not answer a hello without a client id");
 		auto counters = nlohmann::json::parse(p.replies[6].data);
 		nlohmann::json out = {
 			{"pfs_badreq", true},
@@ -123,10 +134,11 @@ int main(int argc, char **argv)
 			{"stranger_answered", p.replies.count(4) > 0},
 			{"bad_requests", counters["bad_requests"]},
 			{"errors", counters["errors"]},
+			{"anonymous_hello_error", p.replies[7].error},
 		};
 		bool ok = p.replies[2].errnum == EPROTO && p.replies[3].errnum == EPROTO &&
 			  p.replies[5].errnum == EINVAL && !p.replies.count(4) &&
-			  counters["bad_requests"] == 4;
+			  counters["bad_requests"] == 4 && p.replies[7].errnum == EINVAL;
 		out["ok"] = ok;
 		std::printf("%s\n", out.dump().c_str());
 		/* Let the sends complete before the endpoint closes. */

@@ -15,6 +15,10 @@
  *       "error ERRNO MESSAGE", exit 1.
  *   pfs_check verify -i DIR -b BYTES [-t MS]
  *       reads /durable and checks its first BYTES bytes.
+ *   pfs_check append -i DIR [-c CLIENTS] [-n RECORDS] [-t MS]
+ *       CLIENTS connections, one thread each, start together (a barrier)
+ *       and append RECORDS lines each to /appends (O_APPEND); then every
+ *       line must be in the file exactly once and nothing else.
  *   pfs_check readlat -i DIR [-n READS] [-q MS] [-t MS]
  *       the minimum and median time of a 4 KiB pread through the library;
  *       with -q, each read after MS milliseconds of quiet (the client and
@@ -24,6 +28,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -337,9 +342,117 @@ static int readlat(void)
 	return 0;
 }
 
+#define RECORD_LEN 24
+
+static pthread_barrier_t start_line;
+
+struct appender {
+	pfs_t *p;
+	unsigned id;
+	int ret;
+	char error[256];
+};
+
+/* Exactly RECORD_LEN bytes for client < 100 and i < 10^6 (main checks). */
+static void record(char *buf, unsigned client, unsigned i)
+{
+	char line[64];
+	snprintf(line, sizeof line, "client %02u record %06u\n", client % 100, i % 1000000);
+	memcpy(buf, line, RECORD_LEN + 1);
+}
+
+static void *append_all(void *arg)
+{
+	struct appender *a = arg;
+	pfs_file_t *f;
+	char line[RECORD_LEN + 1];
+	pthread_barrier_wait(&start_line);
+	a->ret = pfs_open(a->p, "/appends", O_WRONLY | O_APPEND, 0, &f);
+	for (unsigned i = 0; !a->ret && i < nops; i++) {
+		record(line, a->id, i);
+		ssize_t n = pfs_write(f, line, RECORD_LEN);
+		if (n != RECORD_LEN)
+			a->ret = n < 0 ? (int)n : -EIO;
+	}
+	if (a->ret)
+		snprintf(a->error, sizeof a->error, "%s", pfs_errmsg());
+	else
+		pfs_close(f);
+	return NULL;
+}
+
+static int append(void)
+{
+	struct appender a[MAX_CLIENTS] = {0};
+	pthread_t t[MAX_CLIENTS];
+	pfs_file_t *f;
+	int ret;
+	for (unsigned c = 0; c < nclients; c++) {
+		a[c].id = c;
+		if ((ret = connect_one(&a[c].p)))
+			return die("append", "connect", ret);
+	}
+	if ((ret = pfs_create(a[0].p, "/appends", O_RDWR | O_CREAT | O_TRUNC, 0644, stripe,
+			      stripe_count, &f)))
+		return die("append", "create", ret);
+	pfs_close(f);
+	pthread_barrier_init(&start_line, NULL, nclients);
+	for (unsigned c = 0; c < nclients; c++)
+		pthread_create(&t[c], NULL, append_all, &a[c]);
+	for (unsigned c = 0; c < nclients; c++)
+		pthread_join(t[c], NULL);
+	for (unsigned c = 0; c < nclients; c++)
+		if (a[c].ret) {
+			printf("{\"pfs_check\": \"append\", \"ok\": false, \"error\": "
+			       "\"client %u: %s\"}\n", c, a[c].error);
+			return 1;
+		}
+	/* Every record once: count them by (client, index). */
+	uint64_t want = (uint64_t)nclients * nops * RECORD_LEN;
+	struct pfs_attr st;
+	if ((ret = pfs_stat(a[0].p, "/appends", &st)))
+		return die("append", "stat", ret);
+	unsigned char *seen = calloc((size_t)nclients * nops, 1);
+	char *buf = malloc(want + 1);
+	ssize_t got = 0;
+	if ((ret = pfs_open(a[0].p, "/appends", O_RDONLY, 0, &f)))
+		return die("append", "open", ret);
+	if (st.size == want)
+		got = pfs_pread(f, buf, want, 0);
+	pfs_close(f);
+	unsigned dups = 0, bad = 0, missing = 0;
+	for (uint64_t off = 0; got == (ssize_t)want && off < want; off += RECORD_LEN) {
+		unsigned client, i;
+		char line[RECORD_LEN + 1];
+		if (sscanf(buf + off, "client %u record %u\n", &client, &i) != 2 ||
+		    client >= nclients || i >= nops) {
+			bad++;
+			continue;
+		}
+		record(line, client, i);
+		if (memcmp(line, buf + off, RECORD_LEN)) {
+			bad++;
+			continue;
+		}
+		dups += seen[(size_t)client * nops + i]++ > 0;
+	}
+	for (size_t k = 0; k < (size_t)nclients * nops; k++)
+		missing += !seen[k];
+	int ok = st.size == want && got == (ssize_t)want && !dups && !bad && !missing;
+	printf("{\"pfs_check\": \"append\", \"ok\": %s, \"clients\": %u, \"records\": %u, "
+	       "\"size\": %" PRIu64 ", \"expected\": %" PRIu64 ", \"missing\": %u, "
+	       "\"duplicated\": %u, \"garbled\": %u}\n",
+	       ok ? "true" : "false", nclients, nops, st.size, want, missing, dups, bad);
+	free(seen);
+	free(buf);
+	for (unsigned c = 0; c < nclients; c++)
+		pfs_disconnect(a[c].p);
+	return ok ? 0 : 1;
+}
+
 static int usage(void)
 {
-	fputs("usage: pfs_check fsx|writer|verify|readlat -i DIR [-c CLIENTS] [-n OPS] "
+	fputs("usage: pfs_check fsx|writer|verify|append|readlat -i DIR [-c CLIENTS] [-n OPS] "
 	      "[-s SEED] [-m MAXLEN] [-S STRIPE] [-C COUNT] [-b BYTES] [-q MS] [-t MS]\n", stderr);
 	return 2;
 }
@@ -376,6 +489,8 @@ int main(int argc, char **argv)
 		return writer();
 	if (!strcmp(mode, "verify"))
 		return verify();
+	if (!strcmp(mode, "append"))
+		return append();
 	if (!strcmp(mode, "readlat"))
 		return readlat();
 	return usage();

@@ -28,6 +28,16 @@ TEST(Proto, EveryRequestRoundTrips)
 		q.stripe_size = 65536;
 		q.stripe_count = 3;
 		q.stripe_all = true;
+		q.uid = 1000;
+		q.gid = 100;
+		q.attrs.caller = Ids{1001, 101};
+		q.attrs.set = kSetMode | kSetMtime;
+		q.attrs.mtime_ns = 13;
+		q.flags = 2;
+		q.rdev = 0x103;
+		q.atime_ns = 11;
+		q.mtime_ns = 12;
+		q.follow = true;
 		std::string frame = request_encode(q);
 		Request d = request_decode(frame);
 		EXPECT_EQ(d.op, q.op);
@@ -52,6 +62,12 @@ TEST(Proto, EveryReplyRoundTrips)
 		r.attr.ino = 8;
 		r.attr.type = Type::DIR;
 		r.attr.layout.stripe_count = 2;
+		r.attr.uid = 5;
+		r.attr.ctime_ns = 6;
+		r.attr.target = "../t";
+		r.atime_ns = 1;
+		r.mtime_ns = 2;
+		r.fs = FsStat{1, 2, 3, 4, 5};
 		r.entries = {Dirent{"x", 3, Type::REG}, Dirent{"y", 4, Type::DIR}};
 		std::string frame = reply_encode(r);
 		EXPECT_EQ(reply_call(frame), 5u);
@@ -86,17 +102,17 @@ TEST(Proto, BadFramesAreEproto)
 		request_decode(frame);
 		FAIL();
 	} catch (const Error &e) {
-		EXPECT_STREQ(e.what(), "pfs request of unknown op 99 (expected 1-16)");
+		EXPECT_STREQ(e.what(), "pfs request of unknown op 99 (expected 1-28)");
 	}
 	Reply r;
 	r.op = Op::READDIR;
 	r.entries = {Dirent{"x", 3, Type::REG}};
 	std::string rf = reply_encode(r);
-	rf.back() = 7;	/* the entry's file type */
+	rf.back() = 8;	/* the entry's file type */
 	try {
 		reply_decode(rf);
 		FAIL();
 	} catch (const Error &e) {
-		EXPECT_STREQ(e.what(), "pfs reply: file type 7 (expected 1 or 2)");
+		EXPECT_STREQ(e.what(), "pfs reply: file type 8 (expected 1-7)");
 	}
 }
