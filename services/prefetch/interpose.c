@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <sys/mman.h>
 #include <sys/sendfile.h>
@@ -150,6 +151,46 @@ static size_t stream_end(struct pf_tracker *t, off_t pos, size_t items, size_t s
 	pf_track_put(t);
 	return items;
 }
+
+/*
+ * A stream's read that the back-end may serve (the store's): only while the
+ * stream holds no buffered bytes (its position is then the descriptor's;
+ * stdio's own reads, past the wrappers, would go to the mount), whole items
+ * from the cache, then the stream moved past them.  Advises the read first
+ * (*advised).  1 when served.
+ */
+static int stream_serve(struct pf_tracker *t, FILE *fp, void *ptr, size_t size, size_t n,
+			size_t room, int *advised)
+{
+	*advised = 0;
+	if (!t || !pf_track_serves(t) || !size || !n || n > room / size)
+		return 0;
+	int served = 0;
+	flockfile(fp);
+	off_t at = ftello(fp);
+	if (at >= 0 && fp->_IO_read_ptr == fp->_IO_read_end &&
+	    fp->_IO_write_ptr == fp->_IO_write_base) {
+		pf_track_read(t, (uint64_t)at, size * n);
+		*advised = 1;
+		served = pf_track_serve(t, ptr, (uint64_t)at, size * n) == (ssize_t)(size * n) &&
+			 fseeko(fp, at + (off_t)(size * n), SEEK_SET) == 0;
+	}
+	funlockfile(fp);
+	return served;
+}
+
+/* A stream's read: served, or read by the call given (and advised). */
+#define STREAM_READ(fp, ptr, size, n, room, call)                              \
+	do {                                                                   \
+		off_t pos_;                                                    \
+		int advised_;                                                  \
+		struct pf_tracker *t_ = stream_begin(fp, &pos_);               \
+		if (stream_serve(t_, fp, ptr, size, n, room, &advised_)) {     \
+			pf_track_put(t_);                                      \
+			return n;                                              \
+		}                                                              \
+		return stream_end(t_, advised_ ? -1 : pos_, call, size);      \
+	} while (0)
 
 static void bypassed(int fd, enum pf_bypass how)
 {
@@ -319,34 +360,27 @@ PF_EXPORT ssize_t preadv64v2(int fd, const struct iovec *iov, int cnt, off64_t o
 PF_EXPORT size_t fread(void *ptr, size_t size, size_t n, FILE *fp)
 {
 	NEXT(fread);
-	off_t pos;
-	struct pf_tracker *t = stream_begin(fp, &pos);
-	return stream_end(t, pos, next_fread(ptr, size, n, fp), size);
+	STREAM_READ(fp, ptr, size, n, SIZE_MAX, next_fread(ptr, size, n, fp));
 }
 
 PF_EXPORT size_t (fread_unlocked)(void *ptr, size_t size, size_t n, FILE *fp)
 {
 	NEXT(fread_unlocked);
-	off_t pos;
-	struct pf_tracker *t = stream_begin(fp, &pos);
-	return stream_end(t, pos, next_fread_unlocked(ptr, size, n, fp), size);
+	STREAM_READ(fp, ptr, size, n, SIZE_MAX, next_fread_unlocked(ptr, size, n, fp));
 }
 
 PF_EXPORT size_t __fread_chk(void *ptr, size_t ptrlen, size_t size, size_t n, FILE *fp)
 {
 	NEXT(__fread_chk);
-	off_t pos;
-	struct pf_tracker *t = stream_begin(fp, &pos);
-	return stream_end(t, pos, next___fread_chk(ptr, ptrlen, size, n, fp), size);
+	STREAM_READ(fp, ptr, size, n, ptrlen, next___fread_chk(ptr, ptrlen, size, n, fp));
 }
 
 PF_EXPORT size_t __fread_unlocked_chk(void *ptr, size_t ptrlen, size_t size, size_t n,
 				      FILE *fp)
 {
 	NEXT(__fread_unlocked_chk);
-	off_t pos;
-	struct pf_tracker *t = stream_begin(fp, &pos);
-	return stream_end(t, pos, next___fread_unlocked_chk(ptr, ptrlen, size, n, fp), size);
+	STREAM_READ(fp, ptr, size, n, ptrlen,
+		    next___fread_unlocked_chk(ptr, ptrlen, size, n, fp));
 }
 
 PF_EXPORT int dup(int fd)
@@ -429,13 +463,17 @@ PF_EXPORT int fclose(FILE *fp)
 }
 
 /* The application's own advice (README.md, "The application's own advice"):
- * DONTNEED drops a cache and leaves the prefetcher on; any other advice
+ * DONTNEED drops a cache and leaves the prefetcher on; SEQUENTIAL is a
+ * reason to read ahead (coreutils' readers give it); any other advice
  * chooses a read pattern, and the prefetcher leaves the description alone. */
 static int app_fadvise(int fd, int advice, int r)
 {
 	struct pf_tracker *t;
 	if (r == 0 && advice != POSIX_FADV_DONTNEED && (t = pf_track_get(fd))) {
-		pf_track_app_advice(t);
+		if (advice == POSIX_FADV_SEQUENTIAL)
+			pf_track_app_sequential(t);
+		else
+			pf_track_app_advice(t);
 		pf_track_put(t);
 	}
 	return r;

@@ -101,6 +101,7 @@ int pf_mclient_open(struct pf_mclient *m, const struct pf_entry *e, int fd, cons
 	msg.block_size = e->block_size;
 	msg.cache_size = e->cache_size;
 	msg.readahead = e->readahead;
+	msg.adaptive = (uint32_t)e->adaptive;
 	memcpy(msg.hints, e->hints, e->nhints * sizeof(*e->hints));
 	strcpy(msg.path, path);
 	union {
@@ -146,7 +147,7 @@ int pf_mclient_open(struct pf_mclient *m, const struct pf_entry *e, int fd, cons
 
 /*
  * Sends one message that is not answered.  A READ is advice: a full socket
- * drops it (1).  DETACH and CLOSE wait for room, at most the timeout.  A
+ * drops it (1).  The others wait for room, at most the timeout.  A
  * manager that is gone, or that leaves no room within the timeout, is given
  * up: -1 with the one-line reason the first time.
  */
@@ -186,6 +187,11 @@ int pf_mclient_request(struct pf_mclient *m, uint64_t id, uint64_t off, uint64_t
 int pf_mclient_detach(struct pf_mclient *m, uint64_t id, char *err, size_t errlen)
 {
 	return post(m, PF_OP_DETACH, id, 0, 0, err, errlen);
+}
+
+int pf_mclient_sequential(struct pf_mclient *m, uint64_t id, char *err, size_t errlen)
+{
+	return post(m, PF_OP_SEQUENTIAL, id, 0, 0, err, errlen);
 }
 
 int pf_mclient_close(struct pf_mclient *m, uint64_t id, char *err, size_t errlen)

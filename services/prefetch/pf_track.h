@@ -59,6 +59,8 @@ int pf_track_serves(const struct pf_tracker *t);
 ssize_t pf_track_serve(struct pf_tracker *t, void *buf, uint64_t off, uint64_t len);
 /* The application chose a read pattern with posix_fadvise: stop advising. */
 void pf_track_app_advice(struct pf_tracker *t);
+/* The application said SEQUENTIAL: read ahead adaptively (pf_adapt.h). */
+void pf_track_app_sequential(struct pf_tracker *t);
 
 enum pf_bypass { PF_BYPASS_MMAP, PF_BYPASS_COPY_FILE_RANGE, PF_BYPASS_SENDFILE };
 /* A hinted file was read in a way the prefetcher does not see. */

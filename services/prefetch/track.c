@@ -41,7 +41,7 @@ static pid_t self_pid;
 static atomic_int exiting;
 static struct pf_config *config;
 static struct pf_counters counters;
-static atomic_ulong hinted_opens, app_advice, bypass[3];
+static atomic_ulong hinted_opens, app_advice, app_sequential, bypass[3];
 static int threaded = 1;
 static const char *stats_path;
 static struct pf_mclient *manager;
@@ -78,9 +78,10 @@ static void write_stats(void)
 			 atomic_load(&hinted_opens));
 	n += pf_counters_json(&counters, buf + n, sizeof(buf) - (size_t)n);
 	snprintf(buf + n, sizeof(buf) - (size_t)n,
-		 ",\"app_advice\":%lu,\"not_prefetched\":{\"mmap\":%lu,"
+		 ",\"app_advice\":%lu,\"app_sequential\":%lu,\"not_prefetched\":{\"mmap\":%lu,"
 		 "\"copy_file_range\":%lu,\"sendfile\":%lu}}\n",
-		 atomic_load(&app_advice), atomic_load(&bypass[PF_BYPASS_MMAP]),
+		 atomic_load(&app_advice), atomic_load(&app_sequential),
+		 atomic_load(&bypass[PF_BYPASS_MMAP]),
 		 atomic_load(&bypass[PF_BYPASS_COPY_FILE_RANGE]),
 		 atomic_load(&bypass[PF_BYPASS_SENDFILE]));
 	fputs(buf, f);
@@ -341,6 +342,16 @@ ssize_t pf_track_serve(struct pf_tracker *t, void *buf, uint64_t off, uint64_t l
 	if (atomic_load_explicit(&t->advised, memory_order_relaxed))
 		return -1;
 	return pf_advisor_serve(t->adv, buf, off, len);
+}
+
+void pf_track_app_sequential(struct pf_tracker *t)
+{
+	char err[512];
+	atomic_fetch_add(&app_sequential, 1);
+	if (t->adv)
+		pf_advisor_sequential(t->adv);
+	else
+		manager_said(pf_mclient_sequential(manager, t->id, err, sizeof(err)), err);
 }
 
 void pf_track_app_advice(struct pf_tracker *t)

@@ -15,6 +15,9 @@
  *   pf_read touch FILE OFF:LEN...      preads, then the file's residency, one
  *       character per 64 KiB: 0 none of it cached, 1 some, 2 all; the
  *       word "advise" instead of a range gives posix_fadvise(NORMAL)
+ *   pf_read strided FILE REQ STRIDE    read() REQ bytes every STRIDE bytes
+ *       from the start (STRIDE = REQ: sequential), checking each; the time
+ *       the reads took
  *   pf_read words FILE SIZE            write words: each 8-byte word holds
  *       its own offset
  *   pf_read shared FILE THREADS REQ    THREADS threads read() REQ bytes at a
@@ -46,6 +49,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "pf_fortify.h"
@@ -340,6 +344,33 @@ static int touch(const char *path, int n, char **ranges)
 	return 0;
 }
 
+static int strided(const char *path, size_t req, uint64_t stride)
+{
+	struct stat st;
+	struct timespec t0, t1;
+	int fd = open(path, O_RDONLY);
+	uint8_t *buf = malloc(req);
+	if (fd < 0 || fstat(fd, &st) < 0 || !buf || !stride)
+		die(path);
+	uint64_t reads = 0, bytes = 0, bad = 0;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (uint64_t off = 0; off + req <= (uint64_t)st.st_size; off += stride) {
+		if (lseek(fd, (off_t)off, SEEK_SET) < 0 || read(fd, buf, req) != (ssize_t)req)
+			die("read");
+		for (size_t k = 0; k < req; k++)
+			bad += buf[k] != pf_byte(off + k);
+		reads++;
+		bytes += req;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	double secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	printf("{\"ok\":%s,\"reads\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"seconds\":%.6f}\n",
+	       bad ? "false" : "true", reads, bytes, secs);
+	free(buf);
+	close(fd);
+	return bad ? 1 : 0;
+}
+
 static int words(const char *path, uint64_t size)
 {
 	static uint64_t buf[8192];
@@ -507,13 +538,15 @@ int main(int argc, char **argv)
 		return window(argv[2], strtoull(argv[3], NULL, 0), strtoull(argv[4], NULL, 0));
 	if (argc >= 4 && strcmp(argv[1], "touch") == 0)
 		return touch(argv[2], argc - 3, argv + 3);
+	if (argc == 5 && strcmp(argv[1], "strided") == 0)
+		return strided(argv[2], strtoull(argv[3], NULL, 0), strtoull(argv[4], NULL, 0));
 	if (argc == 4 && strcmp(argv[1], "words") == 0)
 		return words(argv[2], strtoull(argv[3], NULL, 0));
 	if (argc == 5 && strcmp(argv[1], "shared") == 0)
 		return shared(argv[2], atoi(argv[3]), strtoull(argv[4], NULL, 0));
 	if (argc == 4 && strcmp(argv[1], "reuse") == 0)
 		return reuse(argv[2], argv[3]);
-	fputs("usage: pf_read make|pattern|window|touch|words|shared|reuse FILE ... (see its "
+	fputs("usage: pf_read make|pattern|window|touch|strided|words|shared|reuse FILE ... (see its "
 	      "header)\n", stderr);
 	return 2;
 }
