@@ -21,7 +21,7 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -203,6 +203,19 @@ def finish_reader(proc: subprocess.Popen[str], lines: Lines, path: Path) -> str:
             proc.wait()
 
 
+def read_after(env: dict[str, str], path: Path, act: Callable[[], None]) -> str:
+    """The reader's stderr: act() once it has opened the file and read from it, then the
+    rest of its reads and its close."""
+    proc = start_reader(env, path, "wait")
+    lines = Lines(proc)
+    assert lines.wait_for("ready", TIMEOUT) == "ready"
+    act()
+    assert proc.stdin is not None
+    proc.stdin.write("go\n")
+    proc.stdin.flush()
+    return finish_reader(proc, lines, path)
+
+
 def one_line(err: str, *parts: str) -> None:
     lines = err.splitlines()
     assert len(lines) == 1 and lines[0].startswith("loggp-prefetch: "), err
@@ -229,15 +242,8 @@ def test_a_manager_stopped_after_the_open_does_not_hold_up_close(
     mgr, sock = manager
     path, config = local
     env = pf.env(config, manager=str(sock))
-    proc = start_reader(env, path, "wait")
-    lines = Lines(proc)
-    assert lines.wait_for("ready", TIMEOUT) == "ready"
-    os.kill(mgr.pid, signal.SIGSTOP)
-    assert proc.stdin is not None
-    proc.stdin.write("go\n")
-    proc.stdin.flush()
     # 2047 reads fill the socket; the close finds no room within the timeout
-    err = finish_reader(proc, lines, path)
+    err = read_after(env, path, lambda: os.kill(mgr.pid, signal.SIGSTOP))
     one_line(err, f"advice manager at {sock} took no message within 1000 ms")
     st = pf.stats(env)
     assert st["mode"] == "manager" and st["dropped"] > 0, st
@@ -250,15 +256,12 @@ def test_a_killed_manager_is_noticed_in_one_line(
     mgr, sock = manager
     path, config = local
     env = pf.env(config, manager=str(sock))
-    proc = start_reader(env, path, "wait")
-    lines = Lines(proc)
-    assert lines.wait_for("ready", TIMEOUT) == "ready"
-    os.killpg(mgr.pid, signal.SIGKILL)
-    mgr.wait()
-    assert proc.stdin is not None
-    proc.stdin.write("go\n")
-    proc.stdin.flush()
-    err = finish_reader(proc, lines, path)
+
+    def kill() -> None:
+        os.killpg(mgr.pid, signal.SIGKILL)
+        mgr.wait()
+
+    err = read_after(env, path, kill)
     one_line(err, f"advice manager at {sock} is gone", "read without advice from now on")
 
 

@@ -87,25 +87,32 @@ static struct pf_held *next_held(struct pf_adapt *a, uint64_t at, uint64_t end)
 	return best;
 }
 
+/* The first part of [at, end) not held, as [*s, *e); 0 when it is all held. */
+static int next_gap(struct pf_adapt *a, uint64_t at, uint64_t end, uint64_t *s, uint64_t *e)
+{
+	struct pf_held *h;
+	while (at < end && (h = holding(a, at)))
+		at = end_of(h);
+	if (at >= end)
+		return 0;
+	h = next_held(a, at, end);
+	*s = at;
+	*e = h ? h->off : end;
+	return 1;
+}
+
 /* Fetches the parts of [off, end) not held, in pieces of at most
  * max_fetch; stops when the budget has no room. */
 static int fetch_span(struct pf_adapt *a, uint64_t off, uint64_t end, uint64_t roff, uint64_t rend)
 {
-	for (uint64_t at = off; at < end;) {
-		struct pf_held *h = holding(a, at);
-		if (h) {
-			at = end_of(h);
-			continue;
-		}
-		struct pf_held *n = next_held(a, at, end);
-		uint64_t stop = n ? n->off : end;
-		if (stop - at > a->max_fetch)
-			stop = at + a->max_fetch;
-		if (!make_room(a, stop - at, roff, rend) || a->nfetch == PF_ADAPT_HELD)
+	uint64_t s, e;
+	for (uint64_t at = off; next_gap(a, at, end, &s, &e);) {
+		uint64_t stop = e - s > a->max_fetch ? s + a->max_fetch : e;
+		if (!make_room(a, stop - s, roff, rend) || a->nfetch == PF_ADAPT_HELD)
 			return 0;
-		a->held[a->nheld++] = (struct pf_held){at, stop - at, 0, 1};
-		a->held_bytes += stop - at;
-		a->fetch[a->nfetch++] = (struct pf_extent){at, stop - at};
+		a->held[a->nheld++] = (struct pf_held){s, stop - s, 0, 1};
+		a->held_bytes += stop - s;
+		a->fetch[a->nfetch++] = (struct pf_extent){s, stop - s};
 		at = stop;
 	}
 	return 1;
@@ -114,18 +121,9 @@ static int fetch_span(struct pf_adapt *a, uint64_t off, uint64_t end, uint64_t r
 /* Bytes of [off, end) not held. */
 static uint64_t missing(struct pf_adapt *a, uint64_t off, uint64_t end)
 {
-	uint64_t n = 0;
-	for (uint64_t at = off; at < end;) {
-		struct pf_held *h = holding(a, at);
-		if (h) {
-			at = end_of(h);
-			continue;
-		}
-		struct pf_held *nx = next_held(a, at, end);
-		uint64_t stop = nx ? nx->off : end;
-		n += stop - at;
-		at = stop;
-	}
+	uint64_t n = 0, s, e;
+	for (uint64_t at = off; next_gap(a, at, end, &s, &e); at = e)
+		n += e - s;
 	return n;
 }
 
