@@ -152,9 +152,10 @@ static void learn(struct pf_adapt *a, uint64_t off, uint64_t len)
 		a->forward = 0;
 		a->sum_step = a->sum_len = 0;
 	}
-	/* gaps at most twice the reads on average: fetching them too costs
-	 * at most three times the bytes, and one range instead of many */
-	if (a->pat == PF_PAT_NONE && a->forward >= 2 && a->sum_step <= 3 * a->sum_len)
+	/* gaps of at most a quarter of the reads on average: fetching them
+	 * too costs a quarter more bytes, and one range instead of many
+	 * (moving the bytes, not the requests, is what costs most) */
+	if (a->pat == PF_PAT_NONE && a->forward >= 2 && 4 * a->sum_step <= 5 * a->sum_len)
 		a->pat = PF_PAT_FORWARD;
 }
 
@@ -213,8 +214,8 @@ void pf_adapt_access(struct pf_adapt *a, uint64_t lo, uint64_t hi, uint64_t off,
 			fetch_span(a, from, to, off, off + len);
 		return;
 	}
-	/* The stride's next reads, as ranges: those closer together than one
-	 * read joined (either direction). */
+	/* The stride's next reads, as ranges: those with gaps of at most a
+	 * quarter of a read between them joined (either direction). */
 	struct pf_extent span[PF_ADAPT_WIN];
 	unsigned n = 0;
 	uint64_t want = 0, lack = 0, first_lack = 0;
@@ -228,7 +229,8 @@ void pf_adapt_access(struct pf_adapt *a, uint64_t lo, uint64_t hi, uint64_t off,
 		lack += m;
 		first_lack = k == 1 ? m : first_lack;
 		struct pf_extent *last = n ? &span[n - 1] : NULL;
-		if (last && s <= last->off + last->len + len && e + len >= last->off) {
+		if (last && 4 * s <= 4 * (last->off + last->len) + len &&
+		    4 * e + len >= 4 * last->off) {
 			uint64_t s2 = s < last->off ? s : last->off;
 			uint64_t e2 = e > last->off + last->len ? e : last->off + last->len;
 			*last = (struct pf_extent){s2, e2 - s2};

@@ -6,10 +6,10 @@
  * read-ahead find it: a read that starts where the last ended is
  * sequential; two equal steps between read starts (negative: a backward
  * reader) are a stride, with the read's size; steps forward of differing
- * lengths, the gaps between the reads at most twice the reads on
+ * lengths, the gaps between the reads at most a quarter of the reads on
  * average, are a dense forward reader.  Only what the pattern predicts is fetched: the
- * next reads of a stride (those closer together than one read fetched as
- * one range), the bytes ahead of a sequential or dense forward reader.
+ * next reads of a stride (those with gaps of at most a quarter of a read
+ * between them fetched as one range), the bytes ahead of a sequential or dense forward reader.
  *
  * The window (reads predicted ahead) doubles each time a read finds its
  * bytes fetched and halves each time one does not, or a fetched range
