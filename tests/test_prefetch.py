@@ -207,7 +207,8 @@ def test_fio_writes_and_verifies_through_it_and_created_files_keep_their_mode(
         "--do_verify=1",
         "--output-format=json",
         # a thread (not a process), so that this process counts; fio's DONTNEED at
-        # open (--invalidate) leaves the prefetcher on, its SEQUENTIAL would not
+        # open (--invalidate) leaves the prefetcher on (its SEQUENTIAL would turn it
+        # to adaptive read-ahead, not measured here)
         "--thread",
         "--fadvise_hint=0",
     ]

@@ -51,6 +51,11 @@ Client::Client(const ClientConfig &cfg)
 
 Client::~Client()
 {
+	stop();
+}
+
+void Client::stop()
+{
 	stopping_ = true;
 	fabric_.wake();
 	if (thread_.joinable())
@@ -82,14 +87,31 @@ Reply Client::io_error(const Rpc &rpc, const std::string &what)
 	return r;
 }
 
+Reply Client::closed_error(const Rpc &rpc)
+{
+	Reply r = io_error(rpc, "pfs client closed");
+	r.errnum = ESHUTDOWN;
+	return r;
+}
+
 void Client::submit(uint32_t server, Request q, std::function<void(Reply &&)> done)
 {
 	Rpc rpc{server, std::move(q), Clock::now() + cfg_.timeout, std::move(done)};
+	bool queued = false;
 	{
 		std::lock_guard lk(mu_);
-		incoming_.push_back(std::move(rpc));
+		if (!closed_) {
+			incoming_.push_back(std::move(rpc));
+			queued = true;
+		}
 	}
-	fabric_.wake();
+	if (queued) {
+		fabric_.wake();
+		return;
+	}
+	/* No progress thread to answer it: it fails here, after every request
+	 * the thread took has (closed_ is set last, under mu_). */
+	rpc.done(closed_error(rpc));
 }
 
 Reply Client::call(uint32_t server, Request q)
@@ -148,11 +170,21 @@ void Client::run()
 	take_incoming();
 	calls_.fail_all(ESHUTDOWN, "pfs client closed");
 	for (auto &s : srv_)
-		for (auto &rpc : s.queue) {
-			Reply r = io_error(rpc, "pfs client closed");
-			r.errnum = ESHUTDOWN;
-			rpc.done(std::move(r));
+		for (auto &rpc : s.queue)
+			rpc.done(closed_error(rpc));
+	for (;;) {
+		std::deque<Rpc> late;
+		{
+			std::lock_guard lk(mu_);
+			if (incoming_.empty()) {
+				closed_ = true;
+				break;
+			}
+			late.swap(incoming_);
 		}
+		for (auto &rpc : late)
+			rpc.done(closed_error(rpc));
+	}
 }
 
 void Client::take_incoming()

@@ -61,6 +61,10 @@ public:
 
 	explicit Client(const ClientConfig &cfg);
 	~Client();
+	/* Stops the progress thread (idempotent): requests in flight and any
+	 * submitted later fail with ESHUTDOWN, and the client calls libfabric
+	 * no more.  For teardown at exit (pfs.cpp), before libfabric's own. */
+	void stop();
 	Client(const Client &) = delete;
 	Client &operator=(const Client &) = delete;
 
@@ -179,6 +183,7 @@ private:
 	/* Why a call to server s ended without an answer. */
 	std::string silent(uint32_t s) const;
 	static Reply io_error(const Rpc &rpc, const std::string &what);
+	static Reply closed_error(const Rpc &rpc);
 
 	ClientConfig cfg_;
 	svc::Fabric fabric_;
@@ -189,8 +194,9 @@ private:
 	std::vector<Server> srv_;
 	svc::Calls calls_;
 
-	std::mutex mu_;			/* guards incoming_ */
+	std::mutex mu_;			/* guards incoming_ and closed_ */
 	std::deque<Rpc> incoming_;
+	bool closed_ = false;		/* the progress thread has ended */
 	std::atomic<bool> stopping_{false};
 	std::thread thread_;
 };

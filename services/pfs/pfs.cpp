@@ -11,6 +11,7 @@
 #include <memory>
 #include <mutex>
 #include <new>
+#include <pthread.h>
 #include <string_view>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -20,6 +21,7 @@
 
 struct pfs_client {
 	std::unique_ptr<pfs::Client> client;
+	pfs_client *next = nullptr;	/* in the list of live connections */
 };
 
 struct pfs_file {
@@ -157,6 +159,54 @@ pfs_aio_t *start_aio(pfs::Client::IoDone *done)
 	return a;
 }
 
+/*
+ * Live connections, for an orderly exit.  A program that exits with one
+ * still connected (a preloaded library's, which nothing disconnects) would
+ * leave its progress thread calling libfabric while libfabric's own fini
+ * tears it down.  This library is finalized before the libraries it
+ * depends on, libfabric among them, so its destructor stops every
+ * progress thread first; the connections stay allocated (a thread still
+ * using one gets ESHUTDOWN).  Plain C state: no destructor of its own.
+ */
+pthread_mutex_t live_mu = PTHREAD_MUTEX_INITIALIZER;
+pfs_client *live;
+pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+
+/* A forked child has none of its parent's progress threads to stop. */
+void forget_live()
+{
+	pthread_mutex_init(&live_mu, nullptr);
+	live = nullptr;
+}
+
+__attribute__((destructor)) void stop_live()
+{
+	pthread_mutex_lock(&live_mu);
+	for (pfs_client *p = live; p; p = p->next)
+		p->client->stop();
+	pthread_mutex_unlock(&live_mu);
+}
+
+void add_live(pfs_client *p)
+{
+	pthread_once(&atfork_once, [] { pthread_atfork(nullptr, nullptr, forget_live); });
+	pthread_mutex_lock(&live_mu);
+	p->next = live;
+	live = p;
+	pthread_mutex_unlock(&live_mu);
+}
+
+void remove_live(pfs_client *p)
+{
+	pthread_mutex_lock(&live_mu);
+	for (pfs_client **at = &live; *at; at = &(*at)->next)
+		if (*at == p) {
+			*at = p->next;
+			break;
+		}
+	pthread_mutex_unlock(&live_mu);
+}
+
 } // namespace
 
 extern "C" {
@@ -184,6 +234,7 @@ int pfs_connect(const char *instance, const struct pfs_opts *opts, pfs_t **out)
 			cfg.max_inflight = opts->max_inflight;
 		auto p = std::make_unique<pfs_client>();
 		p->client = std::make_unique<pfs::Client>(cfg);
+		add_live(p.get());
 		*out = p.release();
 		return 0;
 	});
@@ -191,6 +242,7 @@ int pfs_connect(const char *instance, const struct pfs_opts *opts, pfs_t **out)
 
 void pfs_disconnect(pfs_t *p)
 {
+	remove_live(p);
 	delete p;
 }
 

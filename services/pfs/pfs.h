@@ -81,7 +81,10 @@ void pfs_set_ids(uint32_t uid, uint32_t gid);
 
 /* Connects to every server of the instance; opts may be NULL. */
 int pfs_connect(const char *instance, const struct pfs_opts *opts, pfs_t **out);
-/* Closes the connection; files must be closed and requests waited for. */
+/* Closes the connection; files must be closed and requests waited for.
+ * A connection still open at exit has its progress thread stopped before
+ * libfabric is torn down (its calls fail with ESHUTDOWN from then on); a
+ * forked child has none of its parent's connections to use. */
 void pfs_disconnect(pfs_t *p);
 unsigned pfs_servers(const pfs_t *p);
 

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pf_adapt.h"
 #include "pf_window.h"
 
 #define PF_QUEUE 256	/* requests waiting for a threaded advisor */
@@ -21,6 +22,7 @@ struct pf_advisor {
 	pthread_cond_t cond;
 	struct pf_window win;
 	struct pf_plan plan;
+	struct pf_adapt *ad;	/* adaptive read-ahead; NULL: Mercury's blocks */
 	struct pf_extent q[PF_QUEUE];
 	unsigned head, count;
 	int threaded, stop, detached;
@@ -34,25 +36,53 @@ static void max_update(atomic_uint *m, unsigned v)
 		;
 }
 
+/* Releases first, so the bytes held never exceed the budget. */
+static void apply(struct pf_advisor *a, const struct pf_extent *rel, uint32_t nrel,
+		  const struct pf_extent *fetch, uint32_t nfetch, unsigned held)
+{
+	for (uint32_t i = 0; i < nrel; i++)
+		a->ops->release(a->ctx, rel[i].off, rel[i].len);
+	for (uint32_t i = 0; i < nfetch; i++)
+		a->ops->fetch(a->ctx, fetch[i].off, fetch[i].len);
+	atomic_fetch_add(&a->cnt->released, nrel);
+	atomic_fetch_add(&a->cnt->fetched, nfetch);
+	max_update(&a->cnt->window_max, held);
+}
+
 /* Under a->lock. */
 static void advise(struct pf_advisor *a, uint64_t off, uint64_t len)
 {
+	uint64_t lo, hi;
 	if (a->detached)
 		return;
 	atomic_fetch_add(&a->cnt->requests, 1);
+	if (a->ad) {
+		if (!pf_window_range(&a->entry, a->size, off, &lo, &hi))
+			return;
+		pf_adapt_access(a->ad, lo, hi, off, len);
+		apply(a, a->ad->release, a->ad->nrelease, a->ad->fetch, a->ad->nfetch,
+		      a->ad->nheld);
+		return;
+	}
 	enum pf_verdict v = pf_window_access(&a->win, &a->plan, &a->entry, a->size, off, len);
 	if (v == PF_OVERSIZED)
 		atomic_fetch_add(&a->cnt->oversized, 1);
-	if (v != PF_PLANNED)
-		return;
-	/* Releases first, so the blocks held never exceed the window. */
-	for (uint32_t i = 0; i < a->plan.nrelease; i++)
-		a->ops->release(a->ctx, a->plan.release[i].off, a->plan.release[i].len);
-	for (uint32_t i = 0; i < a->plan.nfetch; i++)
-		a->ops->fetch(a->ctx, a->plan.fetch[i].off, a->plan.fetch[i].len);
-	atomic_fetch_add(&a->cnt->released, a->plan.nrelease);
-	atomic_fetch_add(&a->cnt->fetched, a->plan.nfetch);
-	max_update(&a->cnt->window_max, a->win.max);
+	if (v == PF_PLANNED)
+		apply(a, a->plan.release, a->plan.nrelease, a->plan.fetch, a->plan.nfetch,
+		      a->win.max);
+}
+
+/* Adaptive read-ahead within CacheSize blocks' bytes, a block at most per
+ * fetch; 0 or -ENOMEM.  Under a->lock or before the advisor runs. */
+static int go_adaptive(struct pf_advisor *a)
+{
+	if (a->ad)
+		return 0;
+	if (!(a->ad = malloc(sizeof(*a->ad))))
+		return -ENOMEM;
+	pf_adapt_init(a->ad, (uint64_t)a->entry.cache_size * a->entry.block_size,
+		      a->entry.block_size);
+	return 0;
 }
 
 static void *run(void *arg)
@@ -75,6 +105,7 @@ static void *run(void *arg)
 
 static void free_advisor(struct pf_advisor *a)
 {
+	free(a->ad);
 	pf_window_fini(&a->win, &a->plan);
 	free(a->entry.hints);
 	free(a);
@@ -92,7 +123,8 @@ struct pf_advisor *pf_advisor_open(const struct pf_entry *e, const struct pf_bac
 	a->entry = *e;
 	a->entry.path = NULL;
 	a->entry.hints = calloc(e->nhints + 1, sizeof(*e->hints));
-	if (!a->entry.hints || pf_window_init(&a->win, &a->plan, e->cache_size) < 0) {
+	if (!a->entry.hints || pf_window_init(&a->win, &a->plan, e->cache_size) < 0 ||
+	    (e->adaptive && go_adaptive(a) < 0)) {
 		snprintf(err, errlen, "%s: out of memory", path);
 		free_advisor(a);
 		return NULL;
@@ -137,6 +169,22 @@ void pf_advisor_request(struct pf_advisor *a, uint64_t off, uint64_t len)
 		a->q[(a->head + a->count) % PF_QUEUE] = (struct pf_extent){off, len};
 		a->count++;
 		pthread_cond_signal(&a->cond);
+	}
+	pthread_mutex_unlock(&a->lock);
+}
+
+void pf_advisor_sequential(struct pf_advisor *a)
+{
+	pthread_mutex_lock(&a->lock);
+	if (!a->ad && go_adaptive(a) == 0) {
+		/* the window's blocks leave: the adaptive budget is all there is */
+		for (uint32_t i = 0; i < a->win.n; i++)
+			a->ops->release(a->ctx, a->win.blocks[i] * a->entry.block_size,
+					a->entry.block_size);
+		atomic_fetch_add(&a->cnt->released, a->win.n);
+		a->win.n = 0;
+	} else if (!a->ad) {
+		a->detached = 1;	/* no memory to read ahead with: leave it be */
 	}
 	pthread_mutex_unlock(&a->lock);
 }

@@ -24,6 +24,7 @@
  * before it reads (rootio's instances) must not share its client. */
 static pthread_mutex_t store_lock = PTHREAD_MUTEX_INITIALIZER;
 static pfs_t *store;
+static unsigned store_files;	/* files open through it; under store_lock */
 static char instance_dir[PATH_MAX];
 static char mount_dir[PATH_MAX];
 static size_t mount_len;
@@ -66,7 +67,21 @@ int pf_pfs_claims(const char *path)
 
 void pf_pfs_forked(void)
 {
+	pthread_mutex_init(&store_lock, NULL);
 	store = NULL;	/* the parent's client: its progress thread is not here */
+	store_files = 0;
+}
+
+void pf_pfs_exit(void)
+{
+	/* A file still open (a thread reading at exit) keeps it; the store
+	 * library stops its progress thread at exit either way. */
+	pthread_mutex_lock(&store_lock);
+	if (store && !store_files) {
+		pfs_disconnect(store);
+		store = NULL;
+	}
+	pthread_mutex_unlock(&store_lock);
 }
 
 static pfs_t *connected(char *err, size_t errlen)
@@ -104,6 +119,9 @@ static int ps_open(void **ctx, int fd, const char *path, uint64_t *size,
 	*size = st.size;
 	c->cnt = cnt;
 	pthread_mutex_init(&c->lock, NULL);
+	pthread_mutex_lock(&store_lock);
+	store_files++;
+	pthread_mutex_unlock(&store_lock);
 	*ctx = c;
 	return 0;
 }
@@ -183,6 +201,9 @@ static void ps_close(void *ctx)
 	pthread_mutex_destroy(&c->lock);
 	pfs_close(c->f);
 	free(c);
+	pthread_mutex_lock(&store_lock);
+	store_files--;
+	pthread_mutex_unlock(&store_lock);
 }
 
 static struct ps_block *holding(struct ps_ctx *c, uint64_t at)

@@ -21,8 +21,8 @@ struct Bad {
 };
 
 const char *const kHintKeys[] = {"WillNeed", "Sequential", "Random", "Normal"};
-const char kEntryKeys[] = "Path, BlockSize, CacheSize, ReadAheadSize, WillNeed, Sequential, "
-			  "Random, Normal";
+const char kEntryKeys[] = "Path, BlockSize, CacheSize, ReadAheadSize, Adaptive, WillNeed, "
+			  "Sequential, Random, Normal";
 
 uint64_t number(const json &v, const std::string &where)
 {
@@ -56,7 +56,8 @@ pf_entry entry(const json &e, const std::string &where, bool is_dir)
 		throw Bad{where + ": not an object (accepted: {\"Path\": ..., ...})"};
 	for (auto it = e.begin(); it != e.end(); ++it) {
 		bool known = it.key() == "Path" || it.key() == "BlockSize" ||
-			     it.key() == "CacheSize" || it.key() == "ReadAheadSize";
+			     it.key() == "CacheSize" || it.key() == "ReadAheadSize" ||
+			     it.key() == "Adaptive";
 		for (const char *k : kHintKeys)
 			known = known || it.key() == k;
 		if (!known)
@@ -81,6 +82,12 @@ pf_entry entry(const json &e, const std::string &where, bool is_dir)
 	out.readahead = ra ? uint32_t(ra) : PF_READAHEAD_DEFAULT;
 	if (out.readahead > out.cache_size - 1)
 		out.readahead = out.cache_size - 1;
+	if (e.contains("Adaptive")) {
+		if (!e["Adaptive"].is_boolean())
+			throw Bad{where + ".Adaptive: " + e["Adaptive"].dump() +
+				  " is not true or false"};
+		out.adaptive = e["Adaptive"].get<bool>();
+	}
 	std::vector<pf_hint> hints;
 	for (int k = 0; k < 4; k++) {
 		auto arr = e.find(kHintKeys[k]);

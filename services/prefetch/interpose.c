@@ -2,15 +2,18 @@
  * interpose.c: libloggp-prefetch.so's wrappers of the C library (README.md,
  * "Interposer").  Each calls the next definition (dlsym RTLD_NEXT), then
  * tells the tracker what happened; a descriptor without hints costs one
- * atomic load.  Positions of read() and readv() come from the kernel after
- * the call, so lseek needs no wrapper and descriptions shared with other
- * processes are seen as they are.
+ * atomic load.  Positions of read() and readv() come from the kernel, under
+ * the tracker's position lock (threads sharing a description read one at a
+ * time, as the kernel has them), so lseek needs no wrapper and descriptions
+ * shared with other processes are seen as they are.
  */
 #undef _FORTIFY_SOURCE
 #include <dlfcn.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <sys/mman.h>
 #include <sys/sendfile.h>
@@ -38,91 +41,156 @@ __attribute__((constructor)) static void pf_load(void)
 		pthread_atfork(NULL, NULL, pf_track_forked);
 }
 
+/* At exit, before the libraries it depends on (libfabric among them) are
+ * finalized: every tracker ends, the store's connection closes. */
+__attribute__((destructor)) static void pf_unload(void)
+{
+	pf_track_exit();
+}
+
 static int opened(int fd)
 {
 	if (fd >= 0 && pf_track_enabled())
-		pf_track_open(fd);
+		pf_track_open(fd, 1);
 	return fd;
 }
 
-static FILE *fopened(FILE *fp)
+static FILE *fopened(FILE *fp, int fresh)
 {
 	if (fp && pf_track_enabled())
-		pf_track_open(fileno(fp));
+		pf_track_open(fileno(fp), fresh);
 	return fp;
 }
 
+#define HERE ((off_t)-1)	/* a read at the description's position */
 #define NOT_SERVED (-2)
 
 /*
- * A read of n bytes at off (-1: at the description's position) of a file
- * whose back-end serves reads (the store's): advised first, then copied
- * from its cache, moving the position as read() would.  NOT_SERVED when
- * the back-end does not serve or does not hold it all: the caller reads.
+ * A read of fd's tracker (NULL: untracked) at off (HERE: at the position),
+ * from start to finish: reads at the position hold the tracker's position
+ * lock throughout, so that threads sharing the description each get their
+ * own bytes, as from the kernel.
  */
-static ssize_t serve(int fd, void *buf, size_t n, off_t off)
+static struct pf_tracker *begin(int fd, off_t off)
 {
 	struct pf_tracker *t = pf_track_get(fd);
-	ssize_t r = NOT_SERVED;
+	if (t && off == HERE)
+		pf_track_lock(t);
+	return t;
+}
+
+/*
+ * A file whose back-end serves reads (the store's): advised, then copied
+ * from its cache, moving the position as read() would.  NOT_SERVED when the
+ * back-end does not serve or does not hold it all: the caller reads.
+ */
+static ssize_t serve(struct pf_tracker *t, int fd, void *buf, size_t n, off_t off)
+{
+	if (!pf_track_serves(t) || n == 0)
+		return NOT_SERVED;
+	off_t at = off != HERE ? off : lseek(fd, 0, SEEK_CUR);
+	if (at < 0)
+		return NOT_SERVED;
+	pf_track_read(t, (uint64_t)at, n);
+	ssize_t r = pf_track_serve(t, buf, (uint64_t)at, n);
+	if (r >= 0 && off == HERE && lseek(fd, at + r, SEEK_SET) < 0)
+		r = -1;
+	return r >= 0 ? r : NOT_SERVED;
+}
+
+/* The read of n bytes (negative: it failed) is over.  Back-ends that serve
+ * reads were advised by serve() already. */
+static ssize_t end(struct pf_tracker *t, int fd, off_t off, ssize_t n)
+{
 	if (!t)
-		return r;
-	off_t at = off >= 0 || !pf_track_serves(t) ? off : lseek(fd, 0, SEEK_CUR);
-	if (pf_track_serves(t) && at >= 0 && n > 0) {
-		pf_track_read(t, (uint64_t)at, n);
-		r = pf_track_serve(t, buf, (uint64_t)at, n);
-		if (r >= 0 && off < 0 && lseek(fd, at + r, SEEK_SET) < 0)
-			r = -1;
-		r = r >= 0 ? r : NOT_SERVED;
+		return n;
+	int e = errno;	/* the application's call's */
+	if (n > 0 && !pf_track_serves(t)) {
+		off_t at = off != HERE ? off : lseek(fd, 0, SEEK_CUR) - n;
+		if (at >= 0)
+			pf_track_read(t, (uint64_t)at, (uint64_t)n);
 	}
+	if (off == HERE)
+		pf_track_unlock(t);
 	pf_track_put(t);
-	return r;
-}
-
-/* A read of n bytes at off (a negative n: it failed).  Back-ends that
- * serve reads were advised by serve() already. */
-static ssize_t was_read(int fd, ssize_t n, off_t off)
-{
-	struct pf_tracker *t;
-	if (n > 0 && (t = pf_track_get(fd))) {
-		if (!pf_track_serves(t))
-			pf_track_read(t, (uint64_t)off, (uint64_t)n);
-		pf_track_put(t);
-	}
+	errno = e;
 	return n;
 }
 
-/* A read at the description's position, which has moved past it. */
-static ssize_t was_read_here(int fd, ssize_t n)
+/* A read the back-end may serve: served, or read by the call given. */
+#define SERVED_OR(t, fd, buf, n, off, call)                                    \
+	do {                                                                   \
+		struct pf_tracker *t_ = (t);                                   \
+		if (!t_)                                                       \
+			return call;                                           \
+		ssize_t r_ = serve(t_, fd, buf, n, off);                       \
+		if (r_ != NOT_SERVED) {                                        \
+			if ((off) == HERE)                                     \
+				pf_track_unlock(t_);                           \
+			pf_track_put(t_);                                      \
+			return r_;                                             \
+		}                                                              \
+		return end(t_, fd, off, call);                                 \
+	} while (0)
+
+/* A stream's read: where it starts (the stream's position), then what it
+ * returned. */
+static struct pf_tracker *stream_begin(FILE *fp, off_t *pos)
 {
-	struct pf_tracker *t;
-	if (n > 0 && (t = pf_track_get(fd))) {
-		off_t end = lseek(fd, 0, SEEK_CUR);
-		if (end >= n && !pf_track_serves(t))
-			pf_track_read(t, (uint64_t)(end - n), (uint64_t)n);
-		pf_track_put(t);
-	}
-	return n;
+	struct pf_tracker *t = pf_track_get(fileno(fp));
+	*pos = t ? ftello(fp) : -1;
+	return t;
 }
 
-static size_t was_freadable(FILE *fp, off_t pos, size_t items, size_t size)
+static size_t stream_end(struct pf_tracker *t, off_t pos, size_t items, size_t size)
 {
-	struct pf_tracker *t;
-	if (items && pos >= 0 && (t = pf_track_get(fileno(fp)))) {
+	if (!t)
+		return items;
+	if (items && pos >= 0)
 		pf_track_read(t, (uint64_t)pos, (uint64_t)(items * size));
-		pf_track_put(t);
-	}
+	pf_track_put(t);
 	return items;
 }
 
-/* The stream's position when it is tracked (-1 otherwise). */
-static off_t stream_pos(FILE *fp)
+/*
+ * A stream's read that the back-end may serve (the store's): only while the
+ * stream holds no buffered bytes (its position is then the descriptor's;
+ * stdio's own reads, past the wrappers, would go to the mount), whole items
+ * from the cache, then the stream moved past them.  Advises the read first
+ * (*advised).  1 when served.
+ */
+static int stream_serve(struct pf_tracker *t, FILE *fp, void *ptr, size_t size, size_t n,
+			size_t room, int *advised)
 {
-	struct pf_tracker *t = pf_track_get(fileno(fp));
-	if (!t)
-		return -1;
-	pf_track_put(t);
-	return ftello(fp);
+	*advised = 0;
+	if (!t || !pf_track_serves(t) || !size || !n || n > room / size)
+		return 0;
+	int served = 0;
+	flockfile(fp);
+	off_t at = ftello(fp);
+	if (at >= 0 && fp->_IO_read_ptr == fp->_IO_read_end &&
+	    fp->_IO_write_ptr == fp->_IO_write_base) {
+		pf_track_read(t, (uint64_t)at, size * n);
+		*advised = 1;
+		served = pf_track_serve(t, ptr, (uint64_t)at, size * n) == (ssize_t)(size * n) &&
+			 fseeko(fp, at + (off_t)(size * n), SEEK_SET) == 0;
+	}
+	funlockfile(fp);
+	return served;
 }
+
+/* A stream's read: served, or read by the call given (and advised). */
+#define STREAM_READ(fp, ptr, size, n, room, call)                              \
+	do {                                                                   \
+		off_t pos_;                                                    \
+		int advised_;                                                  \
+		struct pf_tracker *t_ = stream_begin(fp, &pos_);               \
+		if (stream_serve(t_, fp, ptr, size, n, room, &advised_)) {     \
+			pf_track_put(t_);                                      \
+			return n;                                              \
+		}                                                              \
+		return stream_end(t_, advised_ ? -1 : pos_, call, size);      \
+	} while (0)
 
 static void bypassed(int fd, enum pf_bypass how)
 {
@@ -198,123 +266,121 @@ PF_EXPORT int __openat64_2(int dirfd, const char *path, int flags)
 PF_EXPORT FILE *fopen(const char *path, const char *mode)
 {
 	NEXT(fopen);
-	return fopened(next_fopen(path, mode));
+	return fopened(next_fopen(path, mode), 1);
 }
 
 PF_EXPORT FILE *fopen64(const char *path, const char *mode)
 {
 	NEXT(fopen64);
-	return fopened(next_fopen64(path, mode));
+	return fopened(next_fopen64(path, mode), 1);
 }
 
 PF_EXPORT FILE *fdopen(int fd, const char *mode)
 {
 	NEXT(fdopen);
-	return fopened(next_fdopen(fd, mode));
+	return fopened(next_fdopen(fd, mode), 0);
 }
 
 PF_EXPORT ssize_t read(int fd, void *buf, size_t n)
 {
 	NEXT(read);
-	ssize_t r = serve(fd, buf, n, -1);
-	return r != NOT_SERVED ? r : was_read_here(fd, next_read(fd, buf, n));
+	SERVED_OR(begin(fd, HERE), fd, buf, n, HERE, next_read(fd, buf, n));
 }
 
 PF_EXPORT ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen)
 {
 	NEXT(__read_chk);
-	ssize_t r = n <= buflen ? serve(fd, buf, n, -1) : NOT_SERVED;
-	return r != NOT_SERVED ? r : was_read_here(fd, next___read_chk(fd, buf, n, buflen));
+	SERVED_OR(n <= buflen ? begin(fd, HERE) : NULL, fd, buf, n, HERE,
+		  next___read_chk(fd, buf, n, buflen));
 }
 
 PF_EXPORT ssize_t pread(int fd, void *buf, size_t n, off_t off)
 {
 	NEXT(pread);
-	ssize_t r = off >= 0 ? serve(fd, buf, n, off) : NOT_SERVED;
-	return r != NOT_SERVED ? r : was_read(fd, next_pread(fd, buf, n, off), off);
+	SERVED_OR(off >= 0 ? begin(fd, off) : NULL, fd, buf, n, off, next_pread(fd, buf, n, off));
 }
 
 PF_EXPORT ssize_t pread64(int fd, void *buf, size_t n, off64_t off)
 {
 	NEXT(pread64);
-	ssize_t r = off >= 0 ? serve(fd, buf, n, off) : NOT_SERVED;
-	return r != NOT_SERVED ? r : was_read(fd, next_pread64(fd, buf, n, off), off);
+	SERVED_OR(off >= 0 ? begin(fd, off) : NULL, fd, buf, n, off,
+		  next_pread64(fd, buf, n, off));
 }
 
 PF_EXPORT ssize_t __pread_chk(int fd, void *buf, size_t n, off_t off, size_t buflen)
 {
 	NEXT(__pread_chk);
-	ssize_t r = n <= buflen && off >= 0 ? serve(fd, buf, n, off) : NOT_SERVED;
-	return r != NOT_SERVED ? r : was_read(fd, next___pread_chk(fd, buf, n, off, buflen), off);
+	SERVED_OR(n <= buflen && off >= 0 ? begin(fd, off) : NULL, fd, buf, n, off,
+		  next___pread_chk(fd, buf, n, off, buflen));
 }
 
 PF_EXPORT ssize_t __pread64_chk(int fd, void *buf, size_t n, off64_t off, size_t buflen)
 {
 	NEXT(__pread64_chk);
-	ssize_t r = n <= buflen && off >= 0 ? serve(fd, buf, n, off) : NOT_SERVED;
-	return r != NOT_SERVED ? r : was_read(fd, next___pread64_chk(fd, buf, n, off, buflen), off);
+	SERVED_OR(n <= buflen && off >= 0 ? begin(fd, off) : NULL, fd, buf, n, off,
+		  next___pread64_chk(fd, buf, n, off, buflen));
 }
 
 PF_EXPORT ssize_t readv(int fd, const struct iovec *iov, int cnt)
 {
 	NEXT(readv);
-	return was_read_here(fd, next_readv(fd, iov, cnt));
+	struct pf_tracker *t = begin(fd, HERE);
+	return end(t, fd, HERE, next_readv(fd, iov, cnt));
 }
 
 PF_EXPORT ssize_t preadv(int fd, const struct iovec *iov, int cnt, off_t off)
 {
 	NEXT(preadv);
-	return was_read(fd, next_preadv(fd, iov, cnt, off), off);
+	struct pf_tracker *t = off >= 0 ? begin(fd, off) : NULL;
+	return end(t, fd, off, next_preadv(fd, iov, cnt, off));
 }
 
 PF_EXPORT ssize_t preadv64(int fd, const struct iovec *iov, int cnt, off64_t off)
 {
 	NEXT(preadv64);
-	return was_read(fd, next_preadv64(fd, iov, cnt, off), off);
+	struct pf_tracker *t = off >= 0 ? begin(fd, off) : NULL;
+	return end(t, fd, off, next_preadv64(fd, iov, cnt, off));
 }
 
 /* Offset -1: at the description's position, as readv. */
 PF_EXPORT ssize_t preadv2(int fd, const struct iovec *iov, int cnt, off_t off, int flags)
 {
 	NEXT(preadv2);
-	ssize_t n = next_preadv2(fd, iov, cnt, off, flags);
-	return off == -1 ? was_read_here(fd, n) : was_read(fd, n, off);
+	struct pf_tracker *t = off >= HERE ? begin(fd, off) : NULL;
+	return end(t, fd, off, next_preadv2(fd, iov, cnt, off, flags));
 }
 
 PF_EXPORT ssize_t preadv64v2(int fd, const struct iovec *iov, int cnt, off64_t off, int flags)
 {
 	NEXT(preadv64v2);
-	ssize_t n = next_preadv64v2(fd, iov, cnt, off, flags);
-	return off == -1 ? was_read_here(fd, n) : was_read(fd, n, off);
+	struct pf_tracker *t = off >= HERE ? begin(fd, off) : NULL;
+	return end(t, fd, off, next_preadv64v2(fd, iov, cnt, off, flags));
 }
 
 PF_EXPORT size_t fread(void *ptr, size_t size, size_t n, FILE *fp)
 {
 	NEXT(fread);
-	off_t pos = stream_pos(fp);
-	return was_freadable(fp, pos, next_fread(ptr, size, n, fp), size);
+	STREAM_READ(fp, ptr, size, n, SIZE_MAX, next_fread(ptr, size, n, fp));
 }
 
 PF_EXPORT size_t (fread_unlocked)(void *ptr, size_t size, size_t n, FILE *fp)
 {
 	NEXT(fread_unlocked);
-	off_t pos = stream_pos(fp);
-	return was_freadable(fp, pos, next_fread_unlocked(ptr, size, n, fp), size);
+	STREAM_READ(fp, ptr, size, n, SIZE_MAX, next_fread_unlocked(ptr, size, n, fp));
 }
 
 PF_EXPORT size_t __fread_chk(void *ptr, size_t ptrlen, size_t size, size_t n, FILE *fp)
 {
 	NEXT(__fread_chk);
-	off_t pos = stream_pos(fp);
-	return was_freadable(fp, pos, next___fread_chk(ptr, ptrlen, size, n, fp), size);
+	STREAM_READ(fp, ptr, size, n, ptrlen, next___fread_chk(ptr, ptrlen, size, n, fp));
 }
 
 PF_EXPORT size_t __fread_unlocked_chk(void *ptr, size_t ptrlen, size_t size, size_t n,
 				      FILE *fp)
 {
 	NEXT(__fread_unlocked_chk);
-	off_t pos = stream_pos(fp);
-	return was_freadable(fp, pos, next___fread_unlocked_chk(ptr, ptrlen, size, n, fp), size);
+	STREAM_READ(fp, ptr, size, n, ptrlen,
+		    next___fread_unlocked_chk(ptr, ptrlen, size, n, fp));
 }
 
 PF_EXPORT int dup(int fd)
@@ -385,8 +451,7 @@ PF_EXPORT int close_range(unsigned first, unsigned last, int flags)
 	NEXT(close_range);
 	int r = next_close_range(first, last, flags);
 	if (r == 0 && !(flags & CLOSE_RANGE_CLOEXEC))
-		for (unsigned fd = first; fd <= last && fd < 65536; fd++)
-			pf_track_close((int)fd);
+		pf_track_close_range(first, last);
 	return r;
 }
 
@@ -398,13 +463,17 @@ PF_EXPORT int fclose(FILE *fp)
 }
 
 /* The application's own advice (README.md, "The application's own advice"):
- * DONTNEED drops a cache and leaves the prefetcher on; any other advice
+ * DONTNEED drops a cache and leaves the prefetcher on; SEQUENTIAL is a
+ * reason to read ahead (coreutils' readers give it); any other advice
  * chooses a read pattern, and the prefetcher leaves the description alone. */
 static int app_fadvise(int fd, int advice, int r)
 {
 	struct pf_tracker *t;
 	if (r == 0 && advice != POSIX_FADV_DONTNEED && (t = pf_track_get(fd))) {
-		pf_track_app_advice(t);
+		if (advice == POSIX_FADV_SEQUENTIAL)
+			pf_track_app_sequential(t);
+		else
+			pf_track_app_advice(t);
 		pf_track_put(t);
 	}
 	return r;

@@ -68,6 +68,7 @@ static void open_file(int sock, struct file **files, struct pf_msg *m, int fd)
 		e.block_size = m->block_size;
 		e.cache_size = m->cache_size;
 		e.readahead = m->readahead;
+		e.adaptive = m->adaptive != 0;
 		e.nhints = m->nhints;
 		e.hints = m->hints;
 		f->adv = pf_advisor_open(&e, &pf_pagecache_ops, fd, m->path, 1, &counters, rep.msg,
@@ -123,6 +124,8 @@ static void *serve(void *arg)
 			pf_advisor_request((*f)->adv, m->off, m->len);
 		} else if (m->op == PF_OP_DETACH) {
 			pf_advisor_detach((*f)->adv);
+		} else if (m->op == PF_OP_SEQUENTIAL) {
+			pf_advisor_sequential((*f)->adv);
 		} else if (m->op == PF_OP_CLOSE) {
 			struct file *gone = *f;
 			*f = gone->next;

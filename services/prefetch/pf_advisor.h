@@ -1,6 +1,8 @@
 /*
  * pf_advisor.h: one advisor per open file (Mercury's advisor): it owns the
- * file's window (pf_window.h) and its back-end context, takes the
+ * file's window (pf_window.h; or, for Adaptive entries and files the
+ * application reads sequentially, its adaptive read-ahead, pf_adapt.h) and
+ * its back-end context, takes the
  * application's requests and turns them into fetches and releases.
  *
  * Threaded advisors queue requests and return at once (a full queue drops
@@ -35,6 +37,9 @@ void pf_advisor_request(struct pf_advisor *a, uint64_t off, uint64_t len);
 ssize_t pf_advisor_serve(struct pf_advisor *a, void *buf, uint64_t off, uint64_t len);
 /* 1 when the back-end serves reads itself. */
 int pf_advisor_serves(const struct pf_advisor *a);
+/* The application said it reads sequentially: adaptive read-ahead from now
+ * on (a sequential reader is what it predicts first). */
+void pf_advisor_sequential(struct pf_advisor *a);
 /* Stops advising (the application advises this file itself); idempotent. */
 void pf_advisor_detach(struct pf_advisor *a);
 /* Finishes the queued requests, then frees the advisor. */

@@ -67,12 +67,14 @@ extern const struct pf_backend_ops pf_pagecache_ops;
  * cache in the process, from which the application's reads are served.
  * pf_pfs_setup() names the instance and where it is mounted (the process
  * connects at its first open); pf_pfs_claims() says whether a resolved path
- * is beneath that mount; pf_pfs_forked() forgets the parent's connection.
+ * is beneath that mount; pf_pfs_forked() forgets the parent's connection;
+ * pf_pfs_exit() closes the connection when no file of it is open.
  */
 extern const struct pf_backend_ops pf_pfs_ops;
 int pf_pfs_setup(const char *instance, const char *mount, char *err, size_t errlen);
 int pf_pfs_claims(const char *path);
 void pf_pfs_forked(void);
+void pf_pfs_exit(void);
 
 #ifdef __cplusplus
 }

@@ -4,6 +4,9 @@
  * each with "Path", "BlockSize", "CacheSize", "ReadAheadSize" and the hint
  * arrays "WillNeed", "Sequential", "Random", "Normal" of {"Offset", "Length"}.
  *
+ * One key of this project's: "Adaptive": true asks for read-ahead from
+ * the pattern of the reads (pf_adapt.h) instead of whole blocks.
+ *
  * Mercury's rules: BlockSize 0 means 4 MiB, CacheSize 0 means 16 blocks,
  * ReadAheadSize 0 means 3 blocks, and ReadAheadSize is cut to CacheSize - 1;
  * Length 0 means to the end of the file.  A File entry names one file, a
@@ -40,6 +43,7 @@ struct pf_entry {
 	uint64_t block_size;
 	uint32_t cache_size;	/* blocks */
 	uint32_t readahead;	/* blocks, at most cache_size - 1 */
+	int adaptive;		/* read-ahead from the reads' pattern (pf_adapt.h) */
 	size_t nhints;
 	struct pf_hint *hints;	/* in the order of the file, by kind */
 };

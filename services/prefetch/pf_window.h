@@ -52,6 +52,14 @@ int pf_window_init(struct pf_window *w, struct pf_plan *plan, uint32_t cap);
 void pf_window_fini(struct pf_window *w, struct pf_plan *plan);
 
 /*
+ * The WillNeed range of e's file (whose size is size) that off is in, cut to
+ * the file, as [*lo, *hi): 1, or 0 when there is none.  An entry without
+ * WillNeed ranges: the whole file.
+ */
+int pf_window_range(const struct pf_entry *e, uint64_t size, uint64_t off, uint64_t *lo,
+		    uint64_t *hi);
+
+/*
  * Applies one request of e's file, whose size is size, to the window and
  * fills plan.  Pure: the caller fetches and releases.
  */

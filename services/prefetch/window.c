@@ -43,6 +43,26 @@ static const struct pf_hint *willneed_at(const struct pf_entry *e, uint64_t size
 	return NULL;
 }
 
+int pf_window_range(const struct pf_entry *e, uint64_t size, uint64_t off, uint64_t *lo,
+		    uint64_t *hi)
+{
+	uint64_t end;
+	const struct pf_hint *h = willneed_at(e, size, off, &end);
+	int any = 0;
+	for (size_t i = 0; i < e->nhints; i++)
+		any |= e->hints[i].kind == PF_WILLNEED;
+	if (!any && off < size) {
+		*lo = 0;
+		*hi = size;
+		return 1;
+	}
+	if (!h)
+		return 0;
+	*lo = h->off;
+	*hi = end;
+	return 1;
+}
+
 /* Makes b the most recently used; 1 if it was already in the window. */
 static int touch(struct pf_window *w, uint64_t b)
 {

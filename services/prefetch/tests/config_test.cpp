@@ -35,6 +35,14 @@ TEST(Config, ZeroValuesMeanMercurysDefaults)
 	EXPECT_EQ(e.hints[0].len, 0u);
 }
 
+TEST(Config, AdaptiveIsThisProjectsKey)
+{
+	Parsed p(R"({"File": [{"Path": "/x/a", "Adaptive": true}, {"Path": "/x/b"}]})");
+	ASSERT_EQ(p.rc, 0) << p.err;
+	EXPECT_EQ(p.c->entries[0].adaptive, 1);
+	EXPECT_EQ(p.c->entries[1].adaptive, 0);
+}
+
 TEST(Config, ReadAheadIsCutToCacheSizeLessOne)
 {
 	Parsed p(R"({"File": [{"Path": "/x/a", "CacheSize": 4, "ReadAheadSize": 9},
@@ -108,7 +116,9 @@ INSTANTIATE_TEST_SUITE_P(
 		BadCase{R"({"Directory": [{"Path": "/a", "WillNeed": [{"Offset": 1, "End": 2}]}]})",
 			"Directory[0].WillNeed[0]: unknown key 'End' (accepted: Offset, Length)"},
 		BadCase{R"({"File": [{"Path": "/a", "Random": {"Offset": 0}}]})",
-			"File[0].Random: not an array"}));
+			"File[0].Random: not an array"},
+		BadCase{R"({"File": [{"Path": "/a", "Adaptive": 1}]})",
+			"File[0].Adaptive: 1 is not true or false"}));
 
 TEST(Config, AMissingFileIsNamed)
 {

@@ -15,6 +15,19 @@
  *   pf_read touch FILE OFF:LEN...      preads, then the file's residency, one
  *       character per 64 KiB: 0 none of it cached, 1 some, 2 all; the
  *       word "advise" instead of a range gives posix_fadvise(NORMAL)
+ *   pf_read strided FILE REQ STRIDE    read() REQ bytes every STRIDE bytes
+ *       from the start (STRIDE = REQ: sequential), checking each; the time
+ *       the reads took
+ *   pf_read words FILE SIZE            write words: each 8-byte word holds
+ *       its own offset
+ *   pf_read shared FILE THREADS REQ    THREADS threads read() REQ bytes at a
+ *       time from one shared descriptor of a words file until its end;
+ *       every chunk must be whole words at their offsets, and the chunks
+ *       together the file exactly once
+ *   pf_read reuse PATTERN WORDS        read() a pattern file, close it with
+ *       syscall(SYS_close) (past the interposer), open a words file at the
+ *       same number and read it; then the same with the pattern file
+ *       opened by syscall(SYS_openat): each read must be its own file's
  *
  * Pages held are counted with cachestat(2), which counts pages still being
  * read (mincore(2) only those read, so it would race with the prefetcher's
@@ -34,7 +47,9 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "pf_fortify.h"
@@ -329,6 +344,189 @@ static int touch(const char *path, int n, char **ranges)
 	return 0;
 }
 
+static int strided(const char *path, size_t req, uint64_t stride)
+{
+	struct stat st;
+	struct timespec t0, t1;
+	int fd = open(path, O_RDONLY);
+	uint8_t *buf = malloc(req);
+	if (fd < 0 || fstat(fd, &st) < 0 || !buf || !stride)
+		die(path);
+	uint64_t reads = 0, bytes = 0, bad = 0;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (uint64_t off = 0; off + req <= (uint64_t)st.st_size; off += stride) {
+		if (lseek(fd, (off_t)off, SEEK_SET) < 0 || read(fd, buf, req) != (ssize_t)req)
+			die("read");
+		for (size_t k = 0; k < req; k++)
+			bad += buf[k] != pf_byte(off + k);
+		reads++;
+		bytes += req;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	double secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	printf("{\"ok\":%s,\"reads\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"seconds\":%.6f}\n",
+	       bad ? "false" : "true", reads, bytes, secs);
+	free(buf);
+	close(fd);
+	return bad ? 1 : 0;
+}
+
+static int words(const char *path, uint64_t size)
+{
+	static uint64_t buf[8192];
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0640);
+	if (fd < 0)
+		die(path);
+	for (uint64_t off = 0; off < size; off += sizeof(buf)) {
+		size_t n = size - off < sizeof(buf) ? (size_t)(size - off) : sizeof(buf);
+		for (size_t i = 0; i < n / 8; i++)
+			buf[i] = off + i * 8;
+		if (write(fd, buf, n) != (ssize_t)n)
+			die("write");
+	}
+	close(fd);
+	printf("{\"ok\":true,\"size\":%" PRIu64 "}\n", size);
+	return 0;
+}
+
+/* The words of buf, read at an unknown offset: that offset, or -1 when the
+ * words are not consecutive offsets. */
+static int64_t words_at(const uint8_t *buf, size_t n)
+{
+	uint64_t w0, w;
+	if (n < 8 || n % 8)
+		return -1;
+	memcpy(&w0, buf, 8);
+	for (size_t i = 8; i < n; i += 8) {
+		memcpy(&w, buf + i, 8);
+		if (w != w0 + i)
+			return -1;
+	}
+	return (int64_t)w0;
+}
+
+struct chunk {
+	uint64_t off, len;
+};
+
+struct reader {
+	int fd;
+	size_t req;
+	struct chunk *chunks;
+	size_t n, cap;
+	uint64_t bad;
+};
+
+static void *shared_job(void *arg)
+{
+	struct reader *r = arg;
+	uint8_t *buf = malloc(r->req);
+	ssize_t got;
+	while (buf && (got = read(r->fd, buf, r->req)) > 0) {
+		int64_t at = words_at(buf, (size_t)got);
+		if (at < 0) {
+			r->bad++;
+			continue;
+		}
+		if (r->n == r->cap) {
+			r->cap = r->cap ? 2 * r->cap : 256;
+			r->chunks = realloc(r->chunks, r->cap * sizeof(*r->chunks));
+			if (!r->chunks)
+				die("realloc");
+		}
+		r->chunks[r->n++] = (struct chunk){(uint64_t)at, (uint64_t)got};
+	}
+	free(buf);
+	return NULL;
+}
+
+static int by_off(const void *a, const void *b)
+{
+	const struct chunk *x = a, *y = b;
+	return x->off < y->off ? -1 : x->off > y->off;
+}
+
+static int shared(const char *path, int threads, size_t req)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY);
+	if (fd < 0 || fstat(fd, &st) < 0)
+		die(path);
+	struct reader *rs = calloc((size_t)threads, sizeof(*rs));
+	pthread_t *tids = calloc((size_t)threads, sizeof(*tids));
+	for (int t = 0; t < threads; t++) {
+		rs[t] = (struct reader){.fd = fd, .req = req};
+		if (pthread_create(&tids[t], NULL, shared_job, &rs[t]) != 0)
+			die("pthread_create");
+	}
+	uint64_t n = 0, bytes = 0, bad = 0;
+	for (int t = 0; t < threads; t++) {
+		pthread_join(tids[t], NULL);
+		n += rs[t].n;
+		bad += rs[t].bad;
+	}
+	struct chunk *all = calloc(n + 1, sizeof(*all));
+	size_t k = 0;
+	for (int t = 0; t < threads; t++)
+		for (size_t i = 0; i < rs[t].n; i++)
+			all[k++] = rs[t].chunks[i];
+	qsort(all, n, sizeof(*all), by_off);
+	/* exactly once: each chunk starts where the one before ended */
+	uint64_t end = 0, overlaps = 0, gaps = 0;
+	for (size_t i = 0; i < n; i++) {
+		overlaps += all[i].off < end;
+		gaps += all[i].off > end;
+		end = all[i].off + all[i].len > end ? all[i].off + all[i].len : end;
+		bytes += all[i].len;
+	}
+	gaps += end != (uint64_t)st.st_size;
+	int ok = !bad && !overlaps && !gaps && bytes == (uint64_t)st.st_size;
+	printf("{\"ok\":%s,\"reads\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"size\":%" PRIu64
+	       ",\"bad\":%" PRIu64 ",\"overlaps\":%" PRIu64 ",\"gaps\":%" PRIu64 "}\n",
+	       ok ? "true" : "false", n, bytes, (uint64_t)st.st_size, bad, overlaps, gaps);
+	close(fd);
+	return ok ? 0 : 1;
+}
+
+/* 1 when 64 KiB read() at 0 of fd are the pattern file's (words: 0) bytes. */
+static int reads_as(int fd, int pattern)
+{
+	static uint8_t buf[1 << 16];
+	if (lseek(fd, 0, SEEK_SET) != 0 || read(fd, buf, sizeof(buf)) != (ssize_t)sizeof(buf))
+		die("read");
+	if (!pattern)
+		return words_at(buf, sizeof(buf)) == 0;
+	for (size_t k = 0; k < sizeof(buf); k++)
+		if (buf[k] != pf_byte(k))
+			return 0;
+	return 1;
+}
+
+static int reuse(const char *pattern, const char *wordfile)
+{
+	int a = open(pattern, O_RDONLY);
+	if (a < 0)
+		die(pattern);
+	int first = reads_as(a, 1);
+	if (syscall(SYS_close, a) != 0)
+		die("SYS_close");
+	int b = open(wordfile, O_RDONLY);
+	if (b != a)
+		die("the number was not reused");
+	int by_open = reads_as(b, 0);
+	if (syscall(SYS_close, b) != 0)
+		die("SYS_close");
+	int c = (int)syscall(SYS_openat, AT_FDCWD, pattern, O_RDONLY);
+	if (c != a)
+		die("the number was not reused by SYS_openat");
+	int by_syscall = reads_as(c, 1);
+	close(c);
+	int ok = first && by_open && by_syscall;
+	printf("{\"ok\":%s,\"first\":%d,\"by_open\":%d,\"by_syscall\":%d}\n",
+	       ok ? "true" : "false", first, by_open, by_syscall);
+	return ok ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 4 && strcmp(argv[1], "make") == 0)
@@ -340,6 +538,15 @@ int main(int argc, char **argv)
 		return window(argv[2], strtoull(argv[3], NULL, 0), strtoull(argv[4], NULL, 0));
 	if (argc >= 4 && strcmp(argv[1], "touch") == 0)
 		return touch(argv[2], argc - 3, argv + 3);
-	fputs("usage: pf_read make|pattern|window|touch FILE ... (see its header)\n", stderr);
+	if (argc == 5 && strcmp(argv[1], "strided") == 0)
+		return strided(argv[2], strtoull(argv[3], NULL, 0), strtoull(argv[4], NULL, 0));
+	if (argc == 4 && strcmp(argv[1], "words") == 0)
+		return words(argv[2], strtoull(argv[3], NULL, 0));
+	if (argc == 5 && strcmp(argv[1], "shared") == 0)
+		return shared(argv[2], atoi(argv[3]), strtoull(argv[4], NULL, 0));
+	if (argc == 4 && strcmp(argv[1], "reuse") == 0)
+		return reuse(argv[2], argv[3]);
+	fputs("usage: pf_read make|pattern|window|touch|strided|words|shared|reuse FILE ... (see its "
+	      "header)\n", stderr);
 	return 2;
 }
