@@ -57,11 +57,15 @@ int MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Data
 	return MPI_SUCCESS;
 }
 
-static void set_status(MPI_Status *status, MPI_Datatype type, int count)
+/* As Open MPI's own calls fill it: the bytes moved, so that MPI_Get_count
+ * and MPI_Get_elements(_x) count them in whatever datatype the caller asks
+ * with (MPI_Status_set_elements takes basic elements of its datatype, not
+ * items: HDF5 checks the elements of its derived buffer types). */
+static void set_status(MPI_Status *status, int64_t bytes)
 {
 	if (status == MPI_STATUS_IGNORE)
 		return;
-	MPI_Status_set_elements(status, type, count);
+	MPI_Status_set_elements_x(status, MPI_BYTE, bytes);
 	MPI_Status_set_cancelled(status, 0);
 }
 
@@ -104,7 +108,7 @@ static int collective(struct cio_file *f, MPI_Offset offset, void *buf, int coun
 	cio_flat_free(&acc);
 	free(packed);
 	if (ret == MPI_SUCCESS)
-		set_status(status, type, count);
+		set_status(status, len);
 	cio_file_report(f, op, len);
 	return ret;
 }
