@@ -28,6 +28,7 @@ LIB = BUILD / "services" / "collio" / "libloggp-collio.so"
 CHECK = BUILD / "services" / "collio" / "tests" / "collio_check"
 STATUS = BUILD / "services" / "collio" / "tests" / "collio_status"
 H5 = BUILD / "services" / "collio" / "tests" / "collio_h5"
+DEFERRED = BUILD / "services" / "collio" / "tests" / "collio_deferred"
 VIEWS = (
     "contiguous vector hvector indexed hindexed indexed_block hindexed_block struct "
     "subarray_c subarray_f darray darray3d resized"
@@ -143,8 +144,9 @@ def test_bad_hint_is_one_line(mpirun_bin: str, tmp_path: Path) -> None:
     args = ["-v", "contiguous", "-f", str(tmp_path / "f"), "-H", "e10_cache=maybe"]
     proc = collio(mpirun_bin, args)
     assert proc.returncode != 0
-    lines = {ln for ln in proc.stderr.splitlines() if ln.startswith("collio: ")}
-    assert lines == {"collio: hint e10_cache=maybe: expected enable, coherent or disable"}
+    # one line for the whole job, not one per rank
+    lines = [ln for ln in proc.stderr.splitlines() if ln.startswith("collio: ")]
+    assert lines == ["collio: hint e10_cache=maybe: expected enable, coherent or disable"]
 
 
 def test_idle_sync_threads_use_no_cpu(mpirun_bin: str, tmp_path: Path) -> None:
@@ -163,7 +165,10 @@ def tiny_tmpfs(tmp_path: Path) -> Iterator[Path]:
         pytest.skip("needs root to mount a tmpfs")
     mnt = tmp_path / "tiny"
     mnt.mkdir()
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mnt)], check=True)
+    cmd = ["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mnt)]
+    mounted = subprocess.run(cmd, capture_output=True, text=True)
+    if mounted.returncode:
+        pytest.skip(f"cannot mount a tmpfs: {mounted.stderr.strip()}")
     yield mnt
     subprocess.run(["umount", str(mnt)], check=True)
 
@@ -199,6 +204,37 @@ def test_deferred_close_completes_by_the_next_open_and_finalize(
     ok(collio(mpirun_bin, args))
     for view in VIEWS:
         assert (tmp_path / f"c.{view}").read_bytes() == (romio / f"all.{view}").read_bytes(), view
+
+
+@pytest.mark.needs_root
+@pytest.mark.parametrize(
+    ("point", "first"),
+    [
+        ("open", {"open_other"}),
+        ("close", {"write_other", "close_other"}),
+        ("finalize", {"finalize"}),
+    ],
+)
+def test_deferred_close_failure_is_mpi_err_io_on_every_rank(
+    mpirun_bin: str, tmp_path: Path, tiny_tmpfs: Path, point: str, first: set[str]
+) -> None:
+    # 2 ranks write 2 x 48 KiB to a 64 KiB file system with the cache on: the writes and the
+    # deferred close succeed, the sync threads fail after it.  The next open or close of the
+    # same ranks (or a collective call on another of their files before it), or MPI_Finalize,
+    # is MPI_ERR_IO on both ranks alike, and the program, which checks, exits 1.
+    hints = f"e10_cache=enable,e10_deferred_close=enable,e10_cache_path={tmp_path}"
+    args = ["-f", str(tiny_tmpfs / "f"), "-o", str(tmp_path / "other"), "-b", str(48 << 10)]
+    proc = collio(mpirun_bin, [*args, "-p", point, "-H", hints], prog=DEFERRED, np=2)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    steps: dict[str, list[tuple[str, str]]] = {"0": [], "1": []}
+    for line in proc.stdout.splitlines():
+        _, rank, step, result = line.split()
+        steps[rank].append((step, result))
+    assert steps["0"] == steps["1"], steps
+    failed = [(step, result) for step, result in steps["0"] if result != "MPI_SUCCESS"]
+    assert failed and failed[0][0] in first, steps
+    assert all(result == "MPI_ERR_IO" for _, result in failed), steps
+    assert "No space left on device" in proc.stderr, proc.stderr
 
 
 @pytest.mark.parametrize("metadata", ["independent", "collective"])

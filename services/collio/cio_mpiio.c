@@ -13,10 +13,12 @@
 
 #include "cio.h"
 
+/* Every open and close is collective: the deferred closes of its ranks are
+ * completed there, and their errors delivered (cio_file.c). */
 int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
 		  MPI_File *fh)
 {
-	int ret = cio_file_drain_deferred(), err;
+	int ret = cio_file_drain_comm(comm), err;
 
 	if (ret != MPI_SUCCESS)
 		return ret;
@@ -33,9 +35,18 @@ int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
 int MPI_File_close(MPI_File *fh)
 {
 	struct cio_file *f = cio_file_find(*fh);
-	int ret = f ? cio_file_close(f) : MPI_SUCCESS;
-	int pret = PMPI_File_close(fh);
+	int ret = MPI_SUCCESS, pret;
 
+	if (f) {
+		ret = cio_file_close(f);
+	} else if (*fh != MPI_FILE_NULL) {
+		MPI_Group g;
+
+		PMPI_File_get_group(*fh, &g);
+		ret = cio_file_drain(g);
+		MPI_Group_free(&g);
+	}
+	pret = PMPI_File_close(fh);
 	return ret != MPI_SUCCESS ? ret : pret;
 }
 
@@ -217,8 +228,11 @@ int MPI_File_get_info(MPI_File fh, MPI_Info *info)
 	return ret;
 }
 
+/* MPI_Finalize is collective over every process: every deferred close
+ * completes, its error agreed by its communicator's ranks. */
 int MPI_Finalize(void)
 {
-	cio_file_drain_deferred();
-	return PMPI_Finalize();
+	int ret = cio_file_drain(MPI_GROUP_NULL), pret = PMPI_Finalize();
+
+	return ret != MPI_SUCCESS ? ret : pret;
 }

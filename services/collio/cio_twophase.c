@@ -286,13 +286,14 @@ static int window_write(struct cio_file *f, const struct round *rd, struct inbox
 }
 
 /* post_write: every rank learns whether any failed (here or, before, in a
- * sync thread). */
+ * sync thread of this file or of a deferred close of the same ranks). */
 static int agree(struct cio_file *f, int err)
 {
 	int any;
 	double t0 = now();
 
 	err = err ? err : f->pending_err;
+	err = err ? err : cio_file_deferred_error(f->group);
 	f->pending_err = 0;
 	MPI_Allreduce(&err, &any, 1, MPI_INT, MPI_MIN, f->comm);
 	f->t[CIO_T_POST_WRITE] += now() - t0;
