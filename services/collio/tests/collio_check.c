@@ -284,6 +284,8 @@ static int check_view(const struct opts *o, const char *view, const char *file, 
 	MPI_Barrier(MPI_COMM_WORLD);
 	if (!rc && o->image && !rank)
 		rc = check_image(file, view, nprocs, len);
+	/* the read back is collective: every rank skips it when any failed */
+	MPI_Allreduce(MPI_IN_PLACE, &rc, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
 	if (!rc && o->readback) {
 		MPI_File_open(MPI_COMM_WORLD, file, MPI_MODE_RDONLY, o->info, &fh);
 		MPI_File_set_view(fh, disp, MPI_BYTE, ft, "native", MPI_INFO_NULL);
