@@ -112,6 +112,21 @@ def test_views_are_byte_identical_to_the_image_and_romio(
     assert not [p for p in tmp_path.iterdir() if p.name.startswith("job-")], "cache left"
 
 
+@pytest.mark.parametrize("cache", ["disable", "enable"])
+def test_one_rank_files_skip_the_exchange(mpirun_bin: str, tmp_path: Path, cache: str) -> None:
+    # A file of one rank (file per process) has nothing to exchange: every view written in
+    # place (no all2all, no waitall), byte-identical to the image, and read back.
+    stats = tmp_path / "stats"
+    hints = f"e10_cache={cache},e10_cache_path={tmp_path}"
+    args = ["-v", "all", "-f", str(tmp_path / "c"), "-e", "-r", "-H", hints]
+    ok(collio(mpirun_bin, args, env_extra={"LOGGP_COLLIO_STATS": str(stats)}, np=1))
+    ops = [json.loads(line) for line in stats.read_text().splitlines()]
+    moved = [o for o in ops if o["op"].startswith(("write", "read"))]
+    assert len(moved) == 2 * 2 * len(VIEWS), ops
+    assert sum(o["bytes"] for o in moved) == 2 * len(VIEWS) * 41 * 3
+    assert all(o["all2all"] == 0 and o["waitall"] == 0 for o in moved), moved
+
+
 def test_json_hints_with_info_null_and_get_info(mpirun_bin: str, tmp_path: Path) -> None:
     conf = tmp_path / "hints.json"
     conf.write_text(

@@ -80,13 +80,28 @@ static void set_status(MPI_Status *status, int64_t bytes)
 	MPI_Status_set_cancelled(status, 0);
 }
 
+/* Where count elements of type lie in buf as one run in type map order, so
+ * that the two-phase can use buf itself; NULL when they must be packed. */
+static char *dense_run(void *buf, int count, MPI_Datatype type, int size)
+{
+	struct cio_flat fl;
+	char *run = NULL;
+
+	if (cio_flat_type(type, &fl))
+		return NULL;
+	if (fl.n == 1 && fl.seg[0].len == size && (count == 1 || fl.extent == size))
+		run = (char *)buf + fl.seg[0].off;
+	cio_flat_free(&fl);
+	return run;
+}
+
 /* The collective write or read of count elements of type at offset
  * (etypes, in the view). */
 static int collective(struct cio_file *f, MPI_Offset offset, void *buf, int count,
 		      MPI_Datatype type, MPI_Status *status, int write, const char *op)
 {
 	struct cio_flat acc;
-	char *packed;
+	char *packed, *run;
 	int size, pos = 0, ret;
 	int64_t len;
 
@@ -101,15 +116,20 @@ static int collective(struct cio_file *f, MPI_Offset offset, void *buf, int coun
 	} else if (f->cache) {
 		f->pending_err = cio_cache_error(f->cache);
 	}
-	packed = malloc(len + 1);
-	ret = packed ? cio_view_access(&f->view, offset * f->view.etype_size, len, &acc) : -1;
+	run = len ? dense_run(buf, count, type, size) : NULL;
+	packed = run ? NULL : malloc(len + 1);
+	ret = run || packed ? cio_view_access(&f->view, offset * f->view.etype_size, len, &acc) : -1;
 	if (ret) {
 		free(packed);
 		return MPI_ERR_NO_MEM;
 	}
-	if (write) {
+	if (write && run) {
+		ret = cio_twophase_write(f, &acc, run);
+	} else if (write) {
 		MPI_Pack(buf, count, type, packed, (int)(len + 1), &pos, MPI_COMM_SELF);
 		ret = cio_twophase_write(f, &acc, packed);
+	} else if (run) {
+		ret = cio_twophase_read(f, &acc, run);
 	} else {
 		ret = cio_twophase_read(f, &acc, packed);
 		MPI_Unpack(packed, (int)(len + 1), &pos, buf, count, type, MPI_COMM_SELF);
