@@ -253,9 +253,10 @@ def test_deferred_close_failure_is_mpi_err_io_on_every_rank(
     proc = collio(mpirun_bin, [*args, "-p", point, "-H", hints], prog=DEFERRED, np=2)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     steps: dict[str, list[tuple[str, str]]] = {"0": [], "1": []}
-    for line in proc.stdout.splitlines():
-        _, rank, step, result = line.split()
-        steps[rank].append((step, result))
+    for rank in steps:
+        for line in (tmp_path / f"other.steps.{rank}").read_text().splitlines():
+            _, _, step, result = line.split()
+            steps[rank].append((step, result))
     assert steps["0"] == steps["1"], steps
     failed = [(step, result) for step, result in steps["0"] if result != "MPI_SUCCESS"]
     assert failed and failed[0][0] in first, steps

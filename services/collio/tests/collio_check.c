@@ -33,6 +33,7 @@
 
 #include <mpi.h>
 
+#include "cio_hints_arg.h"
 #include "cio_views.h"
 
 enum { ESIZE = 3, BACKGROUND = 0xee };
@@ -47,14 +48,7 @@ static MPI_Info make_info(char *hints)
 	MPI_Info info;
 
 	MPI_Info_create(&info);
-	for (char *kv = strtok(hints, ","); kv; kv = strtok(NULL, ",")) {
-		char *eq = strchr(kv, '=');
-
-		if (eq) {
-			*eq = 0;
-			MPI_Info_set(info, kv, eq + 1);
-		}
-	}
+	cio_hints_arg(hints, info);
 	return info;
 }
 

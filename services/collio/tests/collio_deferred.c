@@ -9,9 +9,11 @@
  * closes it (with e10_deferred_close=enable the sync goes on after the
  * close), then, by -p: opens OTHER (open); or writes to OTHER, opened
  * before FILE's close, and closes it (close); or nothing; then calls
- * MPI_Finalize.  Each rank prints one line per call, "rank R STEP RESULT"
- * (RESULT: MPI_SUCCESS or the error class's name), and checks every result:
- * exit 0 when all succeeded, 1 otherwise.  Both files get the -H hints.
+ * MPI_Finalize.  Each rank writes one line per call, "rank R STEP RESULT"
+ * (RESULT: MPI_SUCCESS, MPI_ERR_IO or other), to OTHER.steps.R (a file:
+ * mpirun may drop what a rank prints after MPI_Finalize), and checks every
+ * result: exit 0 when all succeeded, 1 otherwise.  Both files get the -H
+ * hints.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,38 +22,25 @@
 
 #include <mpi.h>
 
-static int rank;
+#include "cio_hints_arg.h"
 
-/* Prints the step's result (by its code: MPI_Error_class cannot be asked
+static int rank;
+static FILE *steps;
+
+/* Logs the step's result (by its code: MPI_Error_class cannot be asked
  * after MPI_Finalize); 1 if it failed. */
 static int step(const char *name, int rc)
 {
-	printf("rank %d %s %s\n", rank, name,
-	       rc == MPI_SUCCESS ? "MPI_SUCCESS" : rc == MPI_ERR_IO ? "MPI_ERR_IO" : "other");
-	fflush(stdout);
+	fprintf(steps, "rank %d %s %s\n", rank, name,
+		rc == MPI_SUCCESS ? "MPI_SUCCESS" : rc == MPI_ERR_IO ? "MPI_ERR_IO" : "other");
+	fflush(steps);
 	return rc != MPI_SUCCESS;
-}
-
-static MPI_Info make_info(char *hints)
-{
-	MPI_Info info;
-
-	MPI_Info_create(&info);
-	for (char *kv = strtok(hints, ","); kv; kv = strtok(NULL, ",")) {
-		char *eq = strchr(kv, '=');
-
-		if (eq) {
-			*eq = 0;
-			MPI_Info_set(info, kv, eq + 1);
-		}
-	}
-	return info;
 }
 
 int main(int argc, char **argv)
 {
 	const char *file = NULL, *other = NULL, *point = "";
-	char hints[1024] = "", *buf;
+	char hints[1024] = "", log[4096], *buf;
 	long bytes = 0;
 	int opt, bad = 0, rc;
 	int amode = MPI_MODE_CREATE | MPI_MODE_WRONLY;
@@ -78,7 +67,14 @@ int main(int argc, char **argv)
 		MPI_Finalize();
 		return 2;
 	}
-	info = make_info(hints);
+	snprintf(log, sizeof(log), "%s.steps.%d", other, rank);
+	steps = fopen(log, "w");
+	if (!steps) {
+		fprintf(stderr, "collio_deferred: cannot create %s\n", log);
+		MPI_Abort(MPI_COMM_WORLD, 1);
+	}
+	MPI_Info_create(&info);
+	cio_hints_arg(hints, info);
 	buf = malloc(bytes);
 	memset(buf, 'a' + rank, bytes);
 	if (MPI_File_open(MPI_COMM_WORLD, file, amode, info, &fh) != MPI_SUCCESS) {
@@ -103,5 +99,6 @@ int main(int argc, char **argv)
 	MPI_Info_free(&info);
 	free(buf);
 	bad |= step("finalize", MPI_Finalize());
+	fclose(steps);
 	return bad;
 }

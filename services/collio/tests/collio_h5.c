@@ -22,6 +22,8 @@
 #include <hdf5.h>
 #include <mpi.h>
 
+#include "cio_hints_arg.h"
+
 enum { R = 13, C = 7 };
 
 static int value(int set, hsize_t i, hsize_t j)
@@ -134,14 +136,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	MPI_Info_create(&info);
-	for (char *kv = strtok(hints, ","); kv; kv = strtok(NULL, ",")) {
-		char *eq = strchr(kv, '=');
-
-		if (eq) {
-			*eq = 0;
-			MPI_Info_set(info, kv, eq + 1);
-		}
-	}
+	cio_hints_arg(hints, info);
 	fapl = fapl_for(info, coll_md);
 	file = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
 	rc |= file < 0;

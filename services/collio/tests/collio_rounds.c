@@ -21,6 +21,8 @@
 
 #include <mpi.h>
 
+#include "cio_hints_arg.h"
+
 enum { PER_CALL = 4 };	/* rounds of one collective */
 
 int main(int argc, char **argv)
@@ -57,14 +59,7 @@ int main(int argc, char **argv)
 	MPI_Info_set(info, "cb_buffer_size", num);
 	snprintf(num, sizeof(num), "%d", nprocs);
 	MPI_Info_set(info, "cb_nodes", num);
-	for (char *kv = strtok(hints, ","); kv; kv = strtok(NULL, ",")) {
-		char *eq = strchr(kv, '=');
-
-		if (eq) {
-			*eq = 0;
-			MPI_Info_set(info, kv, eq + 1);
-		}
-	}
+	cio_hints_arg(hints, info);
 	MPI_Type_contiguous((int)piece, MPI_BYTE, &block);
 	MPI_Type_create_resized(block, 0, (MPI_Aint)piece * nprocs, &filetype);
 	MPI_Type_commit(&filetype);

@@ -22,6 +22,8 @@
 
 #include <mpi.h>
 
+#include "cio_hints_arg.h"
+
 enum { BLOCK = 16384 };
 
 struct pair {
@@ -118,14 +120,7 @@ int main(int argc, char **argv)
 	}
 	if (*hints) {
 		MPI_Info_create(&info);
-		for (char *kv = strtok(hints, ","); kv; kv = strtok(NULL, ",")) {
-			char *eq = strchr(kv, '=');
-
-			if (eq) {
-				*eq = 0;
-				MPI_Info_set(info, kv, eq + 1);
-			}
-		}
+		cio_hints_arg(hints, info);
 	}
 	make_types(types);
 	wbuf = malloc(BLOCK);
