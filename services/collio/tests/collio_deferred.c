@@ -12,8 +12,8 @@
  * MPI_Finalize.  Each rank writes one line per call, "rank R STEP RESULT"
  * (RESULT: MPI_SUCCESS, MPI_ERR_IO or other), to OTHER.steps.R (a file:
  * mpirun may drop what a rank prints after MPI_Finalize), and checks every
- * result: exit 0 when all succeeded, 1 otherwise.  Both files get the -H
- * hints.
+ * result: exit 0 when all succeeded, 1 otherwise, logged last as "rank R
+ * exit CODE".  Both files get the -H hints.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -99,6 +99,7 @@ int main(int argc, char **argv)
 	MPI_Info_free(&info);
 	free(buf);
 	bad |= step("finalize", MPI_Finalize());
+	fprintf(steps, "rank %d exit %d\n", rank, bad);
 	fclose(steps);
 	return bad;
 }
