@@ -26,6 +26,9 @@ pytestmark = pytest.mark.integration
 
 LIB = BUILD / "services" / "collio" / "libloggp-collio.so"
 CHECK = BUILD / "services" / "collio" / "tests" / "collio_check"
+STATUS = BUILD / "services" / "collio" / "tests" / "collio_status"
+H5 = BUILD / "services" / "collio" / "tests" / "collio_h5"
+DEFERRED = BUILD / "services" / "collio" / "tests" / "collio_deferred"
 VIEWS = (
     "contiguous vector hvector indexed hindexed indexed_block hindexed_block struct "
     "subarray_c subarray_f darray darray3d resized"
@@ -41,8 +44,11 @@ def collio(
     preload: bool = True,
     env_extra: dict[str, str] | None = None,
     mca: Sequence[str] = (),
+    prog: Path = CHECK,
+    np: int = NP,
 ) -> subprocess.CompletedProcess[str]:
-    for path in (LIB, CHECK):
+    """prog (collio_check) on np ranks over MPI's own transports, collio preloaded."""
+    for path in (LIB, prog):
         if not path.is_file():
             pytest.fail(f"not built: {path} (cmake --build {BUILD})")
     env = base_env() | (env_extra or {})
@@ -50,7 +56,7 @@ def collio(
     if preload:
         opts += ["-x", f"LD_PRELOAD={LIB}"]
     opts += [a for var in sorted(env_extra or {}) for a in ("-x", var)]
-    return run(mpirun_cmd(mpirun, NP, [str(CHECK), *args], opts, env), env, timeout=60)
+    return run(mpirun_cmd(mpirun, np, [str(prog), *args], opts, env), env, timeout=60)
 
 
 def ok(proc: subprocess.CompletedProcess[str]) -> None:
@@ -106,6 +112,21 @@ def test_views_are_byte_identical_to_the_image_and_romio(
     assert not [p for p in tmp_path.iterdir() if p.name.startswith("job-")], "cache left"
 
 
+@pytest.mark.parametrize("cache", ["disable", "enable"])
+def test_one_rank_files_skip_the_exchange(mpirun_bin: str, tmp_path: Path, cache: str) -> None:
+    # A file of one rank (file per process) has nothing to exchange: every view written in
+    # place (no all2all, no waitall), byte-identical to the image, and read back.
+    stats = tmp_path / "stats"
+    hints = f"e10_cache={cache},e10_cache_path={tmp_path}"
+    args = ["-v", "all", "-f", str(tmp_path / "c"), "-e", "-r", "-H", hints]
+    ok(collio(mpirun_bin, args, env_extra={"LOGGP_COLLIO_STATS": str(stats)}, np=1))
+    ops = [json.loads(line) for line in stats.read_text().splitlines()]
+    moved = [o for o in ops if o["op"].startswith(("write", "read"))]
+    assert len(moved) == 2 * 2 * len(VIEWS), ops
+    assert sum(o["bytes"] for o in moved) == 2 * len(VIEWS) * 41 * 3
+    assert all(o["all2all"] == 0 and o["waitall"] == 0 for o in moved), moved
+
+
 def test_json_hints_with_info_null_and_get_info(mpirun_bin: str, tmp_path: Path) -> None:
     conf = tmp_path / "hints.json"
     conf.write_text(
@@ -127,10 +148,21 @@ def test_json_hints_with_info_null_and_get_info(mpirun_bin: str, tmp_path: Path)
     assert stats.is_file()
 
 
+# ompio's write data sieving reads a span, fills the data in and writes the span back with no
+# lock on local file systems (fs/ufs sets OMPIO_LOCK_NEVER there), so two processes' spans
+# that overlap can write stale bytes over each other's data: without collio loaded at all,
+# `collio_check -v subarray_c -H cb_nodes=2 -e` failed 4 of 40 runs on the loaded 2-core host
+# ("byte 567 is 238, the image has 119"), 0 of 40 with this parameter off or with romio321.
+OMPIO_NO_WRITE_SIEVING = ["--mca", "fbtl_posix_write_datasieving", "0"]
+
+
 def test_unhinted_files_pass_to_open_mpi(mpirun_bin: str, tmp_path: Path) -> None:
+    # Open MPI's default ompio writes the file (collio leaves it alone: no breakdown line),
+    # without its racy data sieving (above), so the image must be exact.
     stats = tmp_path / "stats"
     args = ["-v", "subarray_c", "-f", str(tmp_path / "f"), "-H", "cb_nodes=2", "-e", "-r"]
-    ok(collio(mpirun_bin, args, env_extra={"LOGGP_COLLIO_STATS": str(stats)}))
+    env = {"LOGGP_COLLIO_STATS": str(stats)}
+    ok(collio(mpirun_bin, args, env_extra=env, mca=OMPIO_NO_WRITE_SIEVING))
     assert not stats.exists()
 
 
@@ -138,8 +170,9 @@ def test_bad_hint_is_one_line(mpirun_bin: str, tmp_path: Path) -> None:
     args = ["-v", "contiguous", "-f", str(tmp_path / "f"), "-H", "e10_cache=maybe"]
     proc = collio(mpirun_bin, args)
     assert proc.returncode != 0
-    lines = {ln for ln in proc.stderr.splitlines() if ln.startswith("collio: ")}
-    assert lines == {"collio: hint e10_cache=maybe: expected enable, coherent or disable"}
+    # one line for the whole job, not one per rank
+    lines = [ln for ln in proc.stderr.splitlines() if ln.startswith("collio: ")]
+    assert lines == ["collio: hint e10_cache=maybe: expected enable, coherent or disable"]
 
 
 def test_idle_sync_threads_use_no_cpu(mpirun_bin: str, tmp_path: Path) -> None:
@@ -158,7 +191,10 @@ def tiny_tmpfs(tmp_path: Path) -> Iterator[Path]:
         pytest.skip("needs root to mount a tmpfs")
     mnt = tmp_path / "tiny"
     mnt.mkdir()
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mnt)], check=True)
+    cmd = ["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mnt)]
+    mounted = subprocess.run(cmd, capture_output=True, text=True)
+    if mounted.returncode:
+        pytest.skip(f"cannot mount a tmpfs: {mounted.stderr.strip()}")
     yield mnt
     subprocess.run(["umount", str(mnt)], check=True)
 
@@ -196,24 +232,81 @@ def test_deferred_close_completes_by_the_next_open_and_finalize(
         assert (tmp_path / f"c.{view}").read_bytes() == (romio / f"all.{view}").read_bytes(), view
 
 
-H5 = BUILD / "services" / "collio" / "tests" / "collio_h5"
+@pytest.mark.needs_root
+@pytest.mark.parametrize(
+    ("point", "first"),
+    [
+        ("open", {"open_other"}),
+        ("close", {"write_other", "close_other"}),
+        ("finalize", {"finalize"}),
+    ],
+)
+def test_deferred_close_failure_is_mpi_err_io_on_every_rank(
+    mpirun_bin: str, tmp_path: Path, tiny_tmpfs: Path, point: str, first: set[str]
+) -> None:
+    # 2 ranks write 2 x 48 KiB to a 64 KiB file system with the cache on: the writes and the
+    # deferred close succeed, the sync threads fail after it.  The next open or close of the
+    # same ranks (or a collective call on another of their files before it), or MPI_Finalize,
+    # is MPI_ERR_IO on both ranks alike, and the program, which checks, exits 1.
+    hints = f"e10_cache=enable,e10_deferred_close=enable,e10_cache_path={tmp_path}"
+    args = ["-f", str(tiny_tmpfs / "f"), "-o", str(tmp_path / "other"), "-b", str(48 << 10)]
+    # mpirun must not kill a rank still logging its MPI_Finalize when another exited 1 (so
+    # mpirun itself exits 0: each rank logs its exit code)
+    keep = ["--mca", "orte_abort_on_non_zero_status", "0"]
+    proc = collio(mpirun_bin, [*args, "-p", point, "-H", hints], mca=keep, prog=DEFERRED, np=2)
+    out = proc.stdout + proc.stderr
+    steps: dict[str, list[tuple[str, str]]] = {"0": [], "1": []}
+    for rank in steps:
+        for line in (tmp_path / f"other.steps.{rank}").read_text().splitlines():
+            _, _, step, result = line.split()
+            steps[rank].append((step, result))
+        assert steps[rank].pop() == ("exit", "1"), (steps, out)
+    assert steps["0"] == steps["1"], steps
+    failed = [(step, result) for step, result in steps["0"] if result != "MPI_SUCCESS"]
+    assert failed and failed[0][0] in first, steps
+    assert all(result == "MPI_ERR_IO" for _, result in failed), steps
+    assert "No space left on device" in proc.stderr, proc.stderr
 
 
-@pytest.mark.parametrize("cache", ["disable", "enable"])
-def test_parallel_hdf5_write_and_read(mpirun_bin: str, tmp_path: Path, cache: str) -> None:
+@pytest.mark.parametrize("metadata", ["independent", "collective"])
+@pytest.mark.parametrize("cache", ["disable", "enable", "coherent"])
+def test_parallel_hdf5_write_and_read(
+    mpirun_bin: str, tmp_path: Path, cache: str, metadata: str
+) -> None:
+    # Through the HDF5 C library (H5FD_MPIO_COLLECTIVE datasets): HDF5 checks each call's
+    # MPI_Get_elements_x against what it asked for, in its own derived types.
     if not H5.is_file():
         pytest.skip(f"not built: {H5} (libhdf5-openmpi-dev missing at configure time)")
     stats = tmp_path / "stats"
-    env = base_env() | {"LOGGP_COLLIO_STATS": str(stats)}
     hints = f"e10_cache={cache},cb_nodes=2,cb_buffer_size=64,e10_cache_path={tmp_path}"
-    opts = [*MPI_OWN_TRANSPORT, "-x", f"LD_PRELOAD={LIB}", "-x", "LOGGP_COLLIO_STATS"]
-    argv = mpirun_cmd(
-        mpirun_bin, NP, [str(H5), "-f", str(tmp_path / "f.h5"), "-H", hints], opts, env
-    )
-    proc = run(argv, env, timeout=60)
+    args = ["-f", str(tmp_path / "f.h5"), "-H", hints]
+    if metadata == "collective":
+        args.append("-M")
+    proc = collio(mpirun_bin, args, env_extra={"LOGGP_COLLIO_STATS": str(stats)}, prog=H5, np=2)
     assert proc.returncode == 0 and "h5 ok" in proc.stdout, proc.stdout + proc.stderr
     ops = [json.loads(line)["op"] for line in stats.read_text().splitlines()]
     assert "write_at_all" in ops and "read_at_all" in ops, ops
+
+
+def test_status_counts_as_open_mpi_does(mpirun_bin: str, tmp_path: Path) -> None:
+    # MPI_Get_count and MPI_Get_elements_x after every call collio serves, in named,
+    # contiguous, struct and vector buffer types: the same through collio (cache off and on)
+    # as through Open MPI's own ompio and romio321.
+    def lines(name: str, hints: str = "", preload: bool = True, mca: Sequence[str] = ()):
+        args = ["-f", str(tmp_path / name), *(["-H", hints] if hints else [])]
+        proc = collio(mpirun_bin, args, preload=preload, mca=mca, prog=STATUS, np=2)
+        ok(proc)
+        return sorted(proc.stdout.splitlines())
+
+    plain = lines("ompio", preload=False)
+    assert len(plain) == 2 * 4 * 6, plain
+    assert "rank 1 write_all contiguous4096 count=2 elements=8192 bytes=8192" in plain
+    assert "rank 0 read_at_all struct_int_double count=3 elements=6 bytes=36" in plain
+    # romio321 leaves the status of a count of 0 as it was (ompio sets 0 bytes)
+    romio = lines("romio", preload=False, mca=["--mca", "io", "romio321"])
+    assert [ln for ln in romio if " zero " not in ln] == [ln for ln in plain if " zero " not in ln]
+    for cache in ("disable", "enable"):
+        assert lines(cache, f"e10_cache={cache},e10_cache_path={tmp_path}") == plain, cache
 
 
 WORKLOADS = {

@@ -147,6 +147,7 @@ const char *cio_cache_path(const struct cio_cache *c);
 struct cio_file {
 	MPI_File fh;		/* Open MPI's handle: the state calls not served here use */
 	MPI_Comm comm;		/* a duplicate: collio's messages never match the user's */
+	MPI_Group group;	/* comm's */
 	int rank, nprocs;
 	int gfd;		/* the global file */
 	char path[PATH_MAX];
@@ -162,13 +163,24 @@ struct cio_file {
 struct cio_file *cio_file_find(MPI_File fh);
 int cio_file_open(MPI_Comm comm, const char *path, int amode, MPI_Info info, MPI_File fh,
 		  int *mpi_err);
-/* Waits for the cache (unless deferred), closes, unregisters.  Returns an
- * MPI error code, agreed by every rank. */
+/* Completes the older deferred closes of f's ranks, then waits for the
+ * cache (unless deferred), closes, unregisters.  Returns an MPI error code,
+ * agreed by every rank. */
 int cio_file_close(struct cio_file *f);
-/* Completes every deferred close (at the next open and at MPI_Finalize). */
-int cio_file_drain_deferred(void);
+/*
+ * Completes the deferred closes of the ranks of g (MPI_GROUP_NULL: all, as
+ * MPI_Finalize does), oldest first, each agreed on its own communicator:
+ * collective over g.  MPI_SUCCESS, or MPI_ERR_IO when any failed.
+ */
+int cio_file_drain(MPI_Group g);
+/* The same for the ranks of comm (MPI_File_open's). */
+int cio_file_drain_comm(MPI_Comm comm);
+/* The sync errors of the deferred closes of g's ranks so far, without
+ * waiting (each reported once, with a line): 0 or a negative errno, for a
+ * collective of g's ranks to agree on. */
+int cio_file_deferred_error(MPI_Group g);
 /* Flushes the cache of f on every rank; MPI_SUCCESS or MPI_ERR_IO agreed by
- * every rank. */
+ * every rank (deferred closes' errors so far included). */
 int cio_file_flush(struct cio_file *f);
 /* Adds the last call's breakdown to the totals loggp_collio_breakdown
  * returns and, with LOGGP_COLLIO_STATS, appends its line (collective). */
@@ -184,5 +196,8 @@ int cio_twophase_read(struct cio_file *f, const struct cio_flat *acc, char *buf)
 /* ---- messages ---- */
 
 void cio_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* From now on cio_warn keeps its first message (the whole line) in buf
+ * instead of printing it, until cio_warn_hold(NULL, 0). */
+void cio_warn_hold(char *buf, size_t len);
 
 #endif

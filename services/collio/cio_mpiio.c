@@ -13,10 +13,12 @@
 
 #include "cio.h"
 
+/* Every open and close is collective: the deferred closes of its ranks are
+ * completed there, and their errors delivered (cio_file.c). */
 int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
 		  MPI_File *fh)
 {
-	int ret = cio_file_drain_deferred(), err;
+	int ret = cio_file_drain_comm(comm), err;
 
 	if (ret != MPI_SUCCESS)
 		return ret;
@@ -33,9 +35,18 @@ int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
 int MPI_File_close(MPI_File *fh)
 {
 	struct cio_file *f = cio_file_find(*fh);
-	int ret = f ? cio_file_close(f) : MPI_SUCCESS;
-	int pret = PMPI_File_close(fh);
+	int ret = MPI_SUCCESS, pret;
 
+	if (f) {
+		ret = cio_file_close(f);
+	} else if (*fh != MPI_FILE_NULL) {
+		MPI_Group g;
+
+		PMPI_File_get_group(*fh, &g);
+		ret = cio_file_drain(g);
+		MPI_Group_free(&g);
+	}
+	pret = PMPI_File_close(fh);
 	return ret != MPI_SUCCESS ? ret : pret;
 }
 
@@ -57,12 +68,31 @@ int MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Data
 	return MPI_SUCCESS;
 }
 
-static void set_status(MPI_Status *status, MPI_Datatype type, int count)
+/* As Open MPI's own calls fill it: the bytes moved, so that MPI_Get_count
+ * and MPI_Get_elements(_x) count them in whatever datatype the caller asks
+ * with (MPI_Status_set_elements takes basic elements of its datatype, not
+ * items: HDF5 checks the elements of its derived buffer types). */
+static void set_status(MPI_Status *status, int64_t bytes)
 {
 	if (status == MPI_STATUS_IGNORE)
 		return;
-	MPI_Status_set_elements(status, type, count);
+	MPI_Status_set_elements_x(status, MPI_BYTE, bytes);
 	MPI_Status_set_cancelled(status, 0);
+}
+
+/* Where count elements of type lie in buf as one run in type map order, so
+ * that the two-phase can use buf itself; NULL when they must be packed. */
+static char *dense_run(void *buf, int count, MPI_Datatype type, int size)
+{
+	struct cio_flat fl;
+	char *run = NULL;
+
+	if (cio_flat_type(type, &fl))
+		return NULL;
+	if (fl.n == 1 && fl.seg[0].len == size && (count == 1 || fl.extent == size))
+		run = (char *)buf + fl.seg[0].off;
+	cio_flat_free(&fl);
+	return run;
 }
 
 /* The collective write or read of count elements of type at offset
@@ -71,7 +101,7 @@ static int collective(struct cio_file *f, MPI_Offset offset, void *buf, int coun
 		      MPI_Datatype type, MPI_Status *status, int write, const char *op)
 {
 	struct cio_flat acc;
-	char *packed;
+	char *packed, *run;
 	int size, pos = 0, ret;
 	int64_t len;
 
@@ -86,15 +116,20 @@ static int collective(struct cio_file *f, MPI_Offset offset, void *buf, int coun
 	} else if (f->cache) {
 		f->pending_err = cio_cache_error(f->cache);
 	}
-	packed = malloc(len + 1);
-	ret = packed ? cio_view_access(&f->view, offset * f->view.etype_size, len, &acc) : -1;
+	run = len ? dense_run(buf, count, type, size) : NULL;
+	packed = run ? NULL : malloc(len + 1);
+	ret = run || packed ? cio_view_access(&f->view, offset * f->view.etype_size, len, &acc) : -1;
 	if (ret) {
 		free(packed);
 		return MPI_ERR_NO_MEM;
 	}
-	if (write) {
+	if (write && run) {
+		ret = cio_twophase_write(f, &acc, run);
+	} else if (write) {
 		MPI_Pack(buf, count, type, packed, (int)(len + 1), &pos, MPI_COMM_SELF);
 		ret = cio_twophase_write(f, &acc, packed);
+	} else if (run) {
+		ret = cio_twophase_read(f, &acc, run);
 	} else {
 		ret = cio_twophase_read(f, &acc, packed);
 		MPI_Unpack(packed, (int)(len + 1), &pos, buf, count, type, MPI_COMM_SELF);
@@ -104,7 +139,7 @@ static int collective(struct cio_file *f, MPI_Offset offset, void *buf, int coun
 	cio_flat_free(&acc);
 	free(packed);
 	if (ret == MPI_SUCCESS)
-		set_status(status, type, count);
+		set_status(status, len);
 	cio_file_report(f, op, len);
 	return ret;
 }
@@ -213,8 +248,11 @@ int MPI_File_get_info(MPI_File fh, MPI_Info *info)
 	return ret;
 }
 
+/* MPI_Finalize is collective over every process: every deferred close
+ * completes, its error agreed by its communicator's ranks. */
 int MPI_Finalize(void)
 {
-	cio_file_drain_deferred();
-	return PMPI_Finalize();
+	int ret = cio_file_drain(MPI_GROUP_NULL), pret = PMPI_Finalize();
+
+	return ret != MPI_SUCCESS ? ret : pret;
 }

@@ -17,8 +17,9 @@
  * phases there are.
  */
 int loggp_collio_breakdown(double *t, int n);
-/* Completes every deferred close (as the next open and MPI_Finalize would);
- * MPI_SUCCESS or MPI_ERR_IO.  Not collective. */
+/* Completes every deferred close (as MPI_Finalize would), each failure
+ * agreed by its file's ranks: MPI_SUCCESS or MPI_ERR_IO.  Collective over
+ * every process, like MPI_Finalize. */
 int loggp_collio_drain(void);
 
 #endif

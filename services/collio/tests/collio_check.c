@@ -33,6 +33,7 @@
 
 #include <mpi.h>
 
+#include "cio_hints_arg.h"
 #include "cio_views.h"
 
 enum { ESIZE = 3, BACKGROUND = 0xee };
@@ -47,14 +48,7 @@ static MPI_Info make_info(char *hints)
 	MPI_Info info;
 
 	MPI_Info_create(&info);
-	for (char *kv = strtok(hints, ","); kv; kv = strtok(NULL, ",")) {
-		char *eq = strchr(kv, '=');
-
-		if (eq) {
-			*eq = 0;
-			MPI_Info_set(info, kv, eq + 1);
-		}
-	}
+	cio_hints_arg(hints, info);
 	return info;
 }
 
@@ -284,6 +278,8 @@ static int check_view(const struct opts *o, const char *view, const char *file, 
 	MPI_Barrier(MPI_COMM_WORLD);
 	if (!rc && o->image && !rank)
 		rc = check_image(file, view, nprocs, len);
+	/* the read back is collective: every rank skips it when any failed */
+	MPI_Allreduce(MPI_IN_PLACE, &rc, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
 	if (!rc && o->readback) {
 		MPI_File_open(MPI_COMM_WORLD, file, MPI_MODE_RDONLY, o->info, &fh);
 		MPI_File_set_view(fh, disp, MPI_BYTE, ft, "native", MPI_INFO_NULL);

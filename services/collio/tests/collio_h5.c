@@ -2,15 +2,17 @@
  * collio_h5: a parallel HDF5 collective write and read, for
  * tests/test_collio.py.
  *
- *   mpirun -np N collio_h5 -f FILE [-H k=v,k=v]
+ *   mpirun -np N collio_h5 -f FILE [-H k=v,k=v] [-M]
  *
  * Two int datasets of odd sizes: "rows" (rank r writes 13 whole rows, one
  * contiguous piece) and "cols" (rank r writes 7 columns of every row: HDF5
  * describes it with derived datatypes and a file view), written with
  * H5FD_MPIO_COLLECTIVE through the MPI-IO driver opened with the hints,
  * then the file reopened and each rank's part read back collectively, and
- * rank 0 reading all of "cols".  Exit 0 and "h5 ok" when every value
- * matched, 1 with a one-line message otherwise.
+ * rank 0 reading all of "cols".  -M: metadata collective too (every
+ * metadata read by one rank and broadcast, metadata written with
+ * write_at_all), otherwise HDF5's independent metadata I/O.  Exit 0 and
+ * "h5 ok" when every value matched, 1 with a one-line message otherwise.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +22,8 @@
 #include <hdf5.h>
 #include <mpi.h>
 
+#include "cio_hints_arg.h"
+
 enum { R = 13, C = 7 };
 
 static int value(int set, hsize_t i, hsize_t j)
@@ -27,11 +31,15 @@ static int value(int set, hsize_t i, hsize_t j)
 	return (int)(set * 1000003 + i * 1009 + j);
 }
 
-static hid_t fapl_for(MPI_Info info)
+static hid_t fapl_for(MPI_Info info, int coll_md)
 {
 	hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
 
 	H5Pset_fapl_mpio(fapl, MPI_COMM_WORLD, info);
+	if (coll_md) {
+		H5Pset_all_coll_metadata_ops(fapl, 1);
+		H5Pset_coll_metadata_write(fapl, 1);
+	}
 	return fapl;
 }
 
@@ -106,35 +114,30 @@ int main(int argc, char **argv)
 {
 	const char *path = NULL;
 	char hints[1024] = "";
-	int rank, nprocs, opt, rc = 0;
+	int rank, nprocs, opt, rc = 0, coll_md = 0;
 	MPI_Info info;
 	hid_t fapl, file;
 
 	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
-	while ((opt = getopt(argc, argv, "f:H:")) != -1) {
+	while ((opt = getopt(argc, argv, "f:H:M")) != -1) {
 		if (opt == 'f')
 			path = optarg;
 		else if (opt == 'H')
 			snprintf(hints, sizeof(hints), "%s", optarg);
+		else if (opt == 'M')
+			coll_md = 1;
 	}
 	if (!path) {
 		if (!rank)
-			fprintf(stderr, "usage: mpirun -np N collio_h5 -f FILE [-H k=v,...]\n");
+			fprintf(stderr, "usage: mpirun -np N collio_h5 -f FILE [-H k=v,...] [-M]\n");
 		MPI_Finalize();
 		return 2;
 	}
 	MPI_Info_create(&info);
-	for (char *kv = strtok(hints, ","); kv; kv = strtok(NULL, ",")) {
-		char *eq = strchr(kv, '=');
-
-		if (eq) {
-			*eq = 0;
-			MPI_Info_set(info, kv, eq + 1);
-		}
-	}
-	fapl = fapl_for(info);
+	cio_hints_arg(hints, info);
+	fapl = fapl_for(info, coll_md);
 	file = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
 	rc |= file < 0;
 	for (int set = 0; set < 2 && !rc; set++)
