@@ -12,7 +12,9 @@ hypervisor gave to someone else); own: the CPU time of the runner's children
 (getrusage(RUSAGE_CHILDREN): the launched command and every descendant it waited for, which
 is every rank under mpirun).  What is left is everyone else: other users' work, a busy loop
 beside the ranks, the runner and Prometheus themselves (a few per cent).  The kernel counts
-busy time in ticks (10 ms), so a point shorter than a second reads a few per cent either way.
+busy time in ticks (10 ms), so a point shorter than a second reads a few per cent either way;
+`OtherWork` keeps the CPU seconds beside the share, so a judge can tell a share made of a
+few ticks from one of real work (loggp/results/judge.py).
 """
 
 from __future__ import annotations
@@ -76,11 +78,21 @@ def cpu_sample(address: str | None) -> CpuSample | None:
     return CpuSample(busy, cpus, _own_seconds(), time.monotonic())
 
 
-def other_cpu(before: CpuSample | None, after: CpuSample | None) -> float | None:
-    """The share (0..1) of the host's CPU time between the samples not spent by the
-    runner's children; None when either sample is missing or no time passed."""
+@dataclass(frozen=True)
+class OtherWork:
+    """The host's CPU time between two samples that the runner's children did not spend."""
+
+    share: float  # of the host's CPU time in the window, 0..1
+    cpu_s: float  # the same in CPU seconds (>= 0)
+
+
+def other_work(before: CpuSample | None, after: CpuSample | None) -> OtherWork | None:
+    """Everyone else's CPU time between the samples; None when either sample is missing or
+    no time passed."""
     if before is None or after is None or after.at <= before.at:
         return None
     other = (after.busy_s - before.busy_s) - (after.own_s - before.own_s)
-    share = other / ((after.at - before.at) * after.cpus)
-    return min(1.0, max(0.0, share))
+    window = (after.at - before.at) * after.cpus
+    seconds = min(window, max(0.0, other))
+    return OtherWork(seconds / window, seconds)
+
