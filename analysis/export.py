@@ -1,4 +1,5 @@
-"""results.csv: every point with all its stored columns plus the computed slowdown."""
+"""results.csv: every point with all its stored columns plus the computed slowdown, why it is
+on no curve (`excluded`) and why it is left out of its point's slowdown (`outlier`)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from analysis.errors import ReportError
 from analysis.slowdown import Analysis
 from analysis.store import Run
 
-EXTRA_COLUMNS = ("slowdown", "baseline_median", "excluded")
+EXTRA_COLUMNS = ("slowdown", "baseline_median", "excluded", "outlier")
 
 
 def csv_columns(run: Run, host_cpu: Mapping[str, float] | None) -> list[str]:
@@ -43,6 +44,8 @@ def write_csv(
                 row["slowdown"] = _num(analysis.slowdown.get(p.point_id))
                 row["baseline_median"] = _num(base.median if base is not None else None)
                 row["excluded"] = excluded.get(p.point_id, "")
+                outlier = analysis.outlier(p.point_id)
+                row["outlier"] = "" if outlier is None else outlier.reason
                 if host_cpu is not None:
                     row["host_cpu"] = _num(host_cpu.get(p.point_id))
                 w.writerow({k: "" if v is None else v for k, v in row.items()})

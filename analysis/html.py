@@ -31,6 +31,14 @@ from loggp.results.reader import StoredPoint
 
 # The mark of a table cell or point that holds degraded repeats.
 DEGRADED_MARK = "⚠"
+# The mark of a cell or point with repeats left out of its slowdown (analysis/outliers.py).
+OUTLIER_MARK = "⊘"
+OUTLIER_RULE = (
+    "outlier: a repeat further than 3.5 robust deviations (1.4826·MAD, at least 5 % of the "
+    "median) from the median of its point's clean repeats, degraded itself unless its point "
+    "has 3 repeats or more, and never more than half of them; kept in the tables, marked "
+    f"{OUTLIER_MARK}, and left out of the slowdown"
+)
 _DELAY = "(the largest of the point’s Δo_s, Δo_r, Δg, ΔL and mean ΔG per message)"
 DEGRADED_RULE = (
     "degraded: measured, but the shim's own error was above its bound — its p99 release "
@@ -129,6 +137,7 @@ def render(page: Page) -> str:
     parts.append(_grid(page))
     parts.append(_excluded(page))
     parts.append(_degraded(page))
+    parts.append(_outliers(page))
     parts.append(_all_points(page))
     parts.append(_experiment(page))
     parts.append(_definitions())
@@ -167,6 +176,11 @@ def _summary(page: Page) -> str:
             items.append(f'<span class="bad">Knob {e(k.knob)}: no figure</span> ({e(why)}).')
     for inv in inversions(a):
         items.append(f'<span class="bad">{e(inv.text())}</span>.')
+    if a.outliers:
+        items.append(
+            f'<span class="bad">{len(a.outliers)} outlier repeat(s) {OUTLIER_MARK} left out of '
+            'their point\'s slowdown</span> (<a href="#outliers">below</a>).'
+        )
     items.extend(_host_noise(page))
     if "msgs_check" in page.run.columns:
         checks = [p.msgs_check for p in pts if p.msgs_check is not None]
@@ -269,7 +283,7 @@ def _cell(page: Page, cp: CurvePoint | None) -> str:
     if cp is None:
         return '<td class="num none">–</td>'
     text = f'{e(fmt_stat(cp.stat))} <span class="n">n={cp.stat.n}</span>'
-    text += _degraded_mark(cp.n_degraded)
+    text += _degraded_mark(cp.n_degraded) + _outlier_mark(len(cp.outliers))
     if page.host_cpu is not None:
         text += f'<br><span class="cpu">CPU {e(fmt_cpu(_cpu_mean(page, cp.point_ids)))}</span>'
     return f'<td class="num">{text}</td>'
@@ -277,6 +291,14 @@ def _cell(page: Page, cp: CurvePoint | None) -> str:
 
 def _degraded_mark(n: int) -> str:
     return f'<br><span class="bad">{DEGRADED_MARK} {n} degraded</span>' if n else ""
+
+
+def _outlier_mark(n: int) -> str:
+    return (
+        f'<br><a class="bad" href="#outliers">{OUTLIER_MARK} {n} outlier(s) left out</a>'
+        if n
+        else ""
+    )
 
 
 def _knob_section(page: Page, summary: KnobSummary, fig: FigureFiles | None) -> str:
@@ -407,7 +429,7 @@ def _grid(page: Page) -> str:
         f"<tr><th>{e(c.workload)}</th>"
         f"<td>{e(', '.join(f'{k}={v:g}' for k, v in c.knob_values.items()))}</td>"
         f'<td class="num">{e(fmt_stat(c.stat))} <span class="n">n={c.stat.n}</span>'
-        f"{_degraded_mark(c.n_degraded)}</td>"
+        f"{_degraded_mark(c.n_degraded)}{_outlier_mark(len(c.outliers))}</td>"
         + (
             f'<td class="num">{e(fmt_cpu(_cpu_mean(page, c.point_ids)))}</td>'
             if page.host_cpu is not None
@@ -462,10 +484,11 @@ def _excluded(page: Page) -> str:
     )
 
 
-def _status_cell(p: StoredPoint) -> str:
+def _status_cell(page: Page, p: StoredPoint) -> str:
+    mark = f" {OUTLIER_MARK} outlier" if page.analysis.outlier(p.point_id) else ""
     if p.degraded:
-        return f'<td class="bad">{e(p.status)} {DEGRADED_MARK}</td>'
-    return f"<td>{e(p.status)}</td>"
+        return f'<td class="bad">{e(p.status)} {DEGRADED_MARK}{mark}</td>'
+    return f'<td class="bad">{e(p.status)}{mark}</td>' if mark else f"<td>{e(p.status)}</td>"
 
 
 def _degraded(page: Page) -> str:
@@ -486,6 +509,25 @@ def _degraded(page: Page) -> str:
     )
 
 
+def _outliers(page: Page) -> str:
+    head = '<h2 id="outliers">Outlier repeats</h2>'
+    found = page.analysis.outliers
+    if not found:
+        return f'{head}<p class="note">None.</p>'
+    rows = "".join(
+        f"<tr><td>{e(o.point.point_id)}</td><td>{e(o.point.workload)}</td>"
+        f'<td>{e(o.point.sweep_knob)}</td><td class="num">{e(_delta(o.point))}</td>'
+        f'<td class="num">{o.point.repeat}</td><td class="num">{e(fmt(o.point.value, 6))}</td>'
+        f"<td>{e(o.reason)}</td></tr>"
+        for o in found
+    )
+    return (
+        f'{head}<p class="note">{e(OUTLIER_RULE)}.</p>'
+        '<table class="outliers"><tr><th>point</th><th>workload</th><th>knob</th><th>Δ</th>'
+        f"<th>repeat</th><th>value</th><th>why</th></tr>{rows}</table>"
+    )
+
+
 def _all_points(page: Page) -> str:
     has_check, has_cpu = _point_cols(page)
     head = (
@@ -503,7 +545,7 @@ def _all_points(page: Page) -> str:
         rows.append(
             f"<tr><td>{e(p.point_id)}</td><td>{e(p.workload)}</td><td>{e(p.sweep_knob)}</td>"
             f'<td class="num">{e(_delta(p))}</td><td class="num">{p.repeat}</td>'
-            f"{_status_cell(p)}<td>{e(p.metric)}</td>"
+            f"{_status_cell(page, p)}<td>{e(p.metric)}</td>"
             f'<td class="num">{e(fmt(p.value, 6))}</td><td class="num">{e(fmt(sd, 4))}</td>'
             + (f"<td{check_cls}>{e(check)}</td>" if has_check else "")
             + (f'<td class="num">{e(_point_cpu(page, p))}</td>' if has_cpu else "")
@@ -538,6 +580,7 @@ def _definitions() -> str:
         "(B); slowdown = T(Δ)/T0; R² and the largest error against the measured medians; "
         f"the line is drawn only where it fits ({e(FIT_RULE)}).</li>"
         f"<li>{e(DEGRADED_RULE)}.</li>"
+        f"<li>{e(OUTLIER_RULE)}.</li>"
         "</ul>"
     )
 

@@ -125,7 +125,7 @@ def test_csv_rows(run_dir: Path) -> None:
     path = run_dir / "report" / "results.csv"
     with path.open(newline="") as f:
         header = next(csv.reader(f))
-    assert header == [*COLUMNS, "slowdown", "baseline_median", "excluded"]
+    assert header == [*COLUMNS, "slowdown", "baseline_median", "excluded", "outlier"]
     rows = read_csv(path)
     con = sqlite3.connect(run_dir / "results.sqlite")
     ids = [r[0] for r in con.execute("SELECT point_id FROM points ORDER BY seq")]
@@ -164,7 +164,7 @@ def test_degraded_points_stay_on_the_curves_and_are_marked(tmp_path: Path) -> No
     rows = [
         app("baseline", None, 0, 1.0),
         app("latency", 10, 0, 2.0),
-        app("latency", 10, 1, 4.0, status="degraded"),
+        app("latency", 10, 1, 2.2, status="degraded"),  # near its clean sibling: no outlier
         app("latency", 20, 0, 3.0),
         app("latency", 30, 0, None, status="failed"),
     ]
@@ -173,7 +173,7 @@ def test_degraded_points_stay_on_the_curves_and_are_marked(tmp_path: Path) -> No
     assert "5 point(s), 3 ok, " in html and "1 degraded ⚠</span>" in html
     assert "2 not ok" not in html and "1 not ok" in html
     # on the curve: the median at 10 us is over both repeats, the cell marks the degraded one
-    assert "3.00 <span" in html and "⚠ 1 degraded" in html
+    assert "2.10 <span" in html and "⚠ 1 degraded" in html
     assert "4 point(s), 2 ok, 1 degraded." in html
     degraded = html.split('<h2 id="degraded">')[1].split("<h2")[0]
     assert "app/latency=10/r1" in degraded and DEGRADED_REASON in degraded
@@ -188,7 +188,7 @@ def test_degraded_points_stay_on_the_curves_and_are_marked(tmp_path: Path) -> No
         "",
         DEGRADED_REASON,
     )
-    assert float(row["slowdown"]) == 4.0 and row["late_p99_ns"] == "8000"
+    assert float(row["slowdown"]) == 2.2 and row["late_p99_ns"] == "8000"
 
 
 def test_the_summary_names_the_hosts_own_stalls(tmp_path: Path) -> None:
