@@ -82,7 +82,6 @@ class RunOptions:
     exp_dir: Path | None = None
     wire: WireSession | None = None  # shim wire: the launcher's wire (run_plan's default)
     service_targets: Path | None = None  # the Prometheus server's services file, if any
-    node_exporter: str | None = None  # host:port read for the host's contention (run_plan's)
     containment: Containment = KEEPER_ONLY  # a cgroup per point where the host allows
 
 
@@ -225,13 +224,13 @@ def _judgement(
     }
 
 
-def _noise_beside(node_exporter: str | None) -> HostNoise | None:
+def _noise_beside() -> HostNoise | None:
     """The host's own stalls right after a point (loggp/metrics/hostnoise.py); None when the
     probe is not built or fails, or when other work ran during it: its stalls would then be
     that work's, not the host's."""
-    before = cpu_sample(node_exporter)
+    before = cpu_sample()
     noise = measure_host_noise(seconds=BESIDE_S)
-    return None if busy_host(other_work(before, cpu_sample(node_exporter))) else noise
+    return None if busy_host(other_work(before, cpu_sample())) else noise
 
 
 def _not_run(p: Point, point_dir: Path, why: str) -> PointRecord:
@@ -286,9 +285,9 @@ def run_point(exp: Experiment, p: Point, run_dir: Path, opts: RunOptions) -> Poi
             (point_dir / "command").write_text(" ".join(launch.argv) + "\n")
             started = time.time()
             t0 = time.monotonic()
-            before = cpu_sample(opts.node_exporter)
+            before = cpu_sample()
             rc, timed_out = _execute(launch, point_dir, exp.workload_timeout(p.workload), groups)
-            other = other_work(before, cpu_sample(opts.node_exporter))
+            other = other_work(before, cpu_sample())
             wall = time.monotonic() - t0
             service_died = services.failure()
     except ServiceError as e:
@@ -318,7 +317,7 @@ def run_point(exp: Experiment, p: Point, run_dir: Path, opts: RunOptions) -> Poi
     delay = injected_delay_ns(p.knobs, stats)
     noise = None
     if status == STATUS_OK and crosses_bound(late, delay):
-        noise = _noise_beside(opts.node_exporter)
+        noise = _noise_beside()
     reason = degraded_reason(late, delay, other, noise)
     if status == STATUS_OK and reason is not None:
         status = STATUS_DEGRADED
@@ -437,11 +436,7 @@ def run_plan(
             server = _start_prometheus(run_dir, metrics, opts.prometheus, console)
             if server is not None:
                 rec.prometheus = {"url": server.url, "data": "prometheus/data"}
-                opts = dataclasses.replace(
-                    opts,
-                    service_targets=server.services_file,
-                    node_exporter=server.node_exporter_address,
-                )
+                opts = dataclasses.replace(opts, service_targets=server.services_file)
             if exp.emulator.shim != "none":
                 _host_noise(rec, console)
             rec.state = "running"

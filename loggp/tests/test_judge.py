@@ -3,10 +3,15 @@ the other work on the host during it."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 from loggp.metrics.hostnoise import HostNoise
-from loggp.metrics.node import CpuSample, OtherWork, busy_seconds, other_work
+from loggp.metrics.node import CpuSample, OtherWork, busy_seconds, cpu_sample, other_work
 from loggp.plan.knobs import KnobSet
 from loggp.results.judge import (
     LateSummary,
@@ -155,25 +160,28 @@ def test_no_releases_and_a_quiet_host_is_not_judged_by_lateness() -> None:
     assert degraded_reason(LateSummary(0, None, 0, 0), 50_000, busy(0.1)) is None
 
 
-NODE_TEXT = """\
-# HELP node_cpu_seconds_total Seconds the CPUs spent in each mode.
-# TYPE node_cpu_seconds_total counter
-node_cpu_seconds_total{cpu="0",mode="idle"} 100
-node_cpu_seconds_total{cpu="0",mode="iowait"} 5
-node_cpu_seconds_total{cpu="0",mode="user"} 20
-node_cpu_seconds_total{cpu="0",mode="system"} 3
-node_cpu_seconds_total{cpu="1",mode="idle"} 90
-node_cpu_seconds_total{cpu="1",mode="steal"} 1.5
-node_cpu_seconds_total{cpu="1",mode="user"} 30
-# HELP node_load1 1m load average.
-# TYPE node_load1 gauge
-node_load1 0.5
+# /proc/stat with USER_HZ = 100: cpu0 busy 20+3 = 23 s, cpu1 30+1.5 steal = 31.5 s, guest
+# time (already in user) not counted twice.
+PROC_STAT = """\
+cpu  5000 0 300 19000 500 0 0 150 0 0
+cpu0 2000 0 300 10000 500 0 0 0 0 0
+cpu1 3000 0 0 9000 0 0 0 150 700 0
+intr 12345 0 0
+ctxt 999
 """
 
 
-def test_busy_seconds_count_every_mode_but_idle_and_iowait() -> None:
-    assert busy_seconds(NODE_TEXT) == (pytest.approx(54.5), 2)
-    assert busy_seconds("node_load1 3\n") == (0.0, 0)
+def test_busy_seconds_count_every_mode_but_idle_and_iowait(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(os, "sysconf", lambda name: 100)
+    assert busy_seconds(PROC_STAT) == (pytest.approx(54.5), 2)
+    assert busy_seconds("intr 3\n") == (0.0, 0)
+    stat = tmp_path / "stat"
+    stat.write_text(PROC_STAT)
+    sample = cpu_sample(stat)
+    assert sample is not None and (sample.busy_s, sample.cpus) == (pytest.approx(54.5), 2)
+    assert cpu_sample(tmp_path / "missing") is None
 
 
 def test_other_work_is_the_busy_time_the_points_processes_do_not_explain() -> None:
@@ -184,3 +192,28 @@ def test_other_work_is_the_busy_time_the_points_processes_do_not_explain() -> No
     # tick rounding can make the own time exceed the busy time: clamped
     assert other_work(before, CpuSample(100.5, 2, 12.0, 52.0)) == OtherWork(0.0, 0.0)
     assert other_work(before, None) is None and other_work(None, after) is None
+
+
+def test_own_time_counts_the_runners_descendants_alive_or_reaped() -> None:
+    """A service started before a point and reaped after it is the point's own work, not
+    other work: its CPU time counts while it runs."""
+    burn = (
+        "import sys, time\n"
+        "t = time.process_time()\n"
+        "while time.process_time() - t < 0.3: pass\n"
+        "sys.stdout.write('x'); sys.stdout.flush(); sys.stdin.read()"
+    )
+    before = cpu_sample()
+    child = subprocess.Popen(
+        [sys.executable, "-c", burn], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+    )
+    try:
+        assert child.stdout is not None and child.stdout.read(1) == b"x"  # 0.3 s burnt
+        alive = cpu_sample()
+    finally:
+        child.kill()
+        child.wait(timeout=10)
+    reaped = cpu_sample()
+    assert before is not None and alive is not None and reaped is not None
+    assert alive.own_s - before.own_s >= 0.25
+    assert reaped.own_s - before.own_s >= 0.25

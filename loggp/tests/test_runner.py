@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import json
 import shlex
 import sys
@@ -122,11 +123,12 @@ def test_a_late_shim_makes_a_degraded_point_kept_with_its_reason(
     bad = by_id["w/latency=20us/r0"]
     assert bad["status"] == "degraded" and bad["value"] == pytest.approx(1.2)
     assert (bad["releases"], bad["late_p99_ns"], bad["late_max_ns"]) == (100, 12000, 12000)
-    assert bad["early_releases"] == 0 and bad["host_other_cpu"] is None  # no node exporter
-    assert bad["degraded_reason"] == (
-        "p99 lateness up to 12 us exceeds 2 us = max(2 us, 5 % of the injected delay 20 us); "
-        "host CPU not measured"
-    )
+    assert bad["early_releases"] == 0 and 0 <= bad["host_other_cpu"] <= 1  # from /proc/stat
+    assert re.fullmatch(
+        r"p99 lateness up to 12 us exceeds 2 us = max\(2 us, 5 % of the injected delay 20 us\); "
+        r"host CPU \d+ % busy with other work( \(above 25 %\))?",
+        bad["degraded_reason"],
+    ), bad["degraded_reason"]
     clean = by_id["w/latency=30us/r0"]
     assert clean["status"] == "ok" and clean["releases"] is None
     assert clean["degraded_reason"] is None
