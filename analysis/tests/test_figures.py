@@ -113,3 +113,22 @@ def test_model_that_does_not_fit_is_not_drawn(tmp_path: Path) -> None:
     assert [t.get_text() for t in ax.get_legend().get_texts()] == ["w"]
     (ten,) = [cp for cp in summary.curves[0].points if cp.x == 10]
     assert (ten.stat.median, ten.stat.low, ten.stat.high) == (1.25, 1.1, 5.0)
+
+
+def test_a_wide_interval_is_clipped_and_marked_not_stretching_the_axis(tmp_path: Path) -> None:
+    """Six repeats spread from ×2 to ×130 (too spread for any to be an outlier) draw the
+    curve on an axis set by the medians, the interval cut at the top and marked there."""
+    rows = [Row("w", "baseline", None, r, 1.0) for r in range(6)]
+    rows += [Row("w", "latency", 10, r, v) for r, v in enumerate((2, 3, 4, 100, 120, 130))]
+    run = load_run(make_run(tmp_path, rows))
+    a = analyse(run.points)
+    summary = a.knob("latency")
+    (cp,) = [cp for cp in summary.curves[0].points if not cp.baseline]
+    assert (cp.stat.median, cp.stat.high) == (52.0, 130.0) and not a.outliers
+    (ax,) = draw(summary, fit_models(a, run.points), colours(a.workloads)).axes
+    bottom, top = ax.get_ylim()
+    assert bottom == 0 and 52.0 < top < 60.0
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert "interval clipped above" in legend
+    (marks,) = [c for c in ax.collections if c.get_label() == "interval clipped above"]
+    assert marks.get_offsets().tolist() == [[10.0, top]]

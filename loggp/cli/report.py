@@ -9,8 +9,6 @@ from rich.console import Console
 
 from analysis.report import ReportError, write_report
 from loggp.errors import LoggpError
-from loggp.metrics.prometheus import host_cpu_per_point
-from loggp.results.rundir import read_run
 
 
 class ReportFailedError(LoggpError):
@@ -29,12 +27,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def report(run_dir: Path, out: Path | None, console: Console) -> Path:
-    """Writes the report, with host CPU per point when the run kept Prometheus data."""
-    rec = read_run(run_dir)
-    windows = {k: (v[0], v[1]) for k, v in rec.windows.items()}
-    cpu = host_cpu_per_point(run_dir, windows) if rec.prometheus else None
+    """Writes the report of a run directory."""
     try:
-        return write_report(run_dir, out, host_cpu=cpu)
+        return write_report(run_dir, out)
     except ReportError as e:
         raise ReportFailedError(f"report of {run_dir}: {e}") from None
 
