@@ -12,6 +12,7 @@ from rich.console import Console
 
 from loggp.cli import options
 from loggp.measure.calibrate import DEFAULT_TIMEOUT_S, compare, run_calibrate
+from loggp.measure.explain import explanations
 from loggp.measure.tables import comparison_table
 from loggp.run.provenance import provenance
 from loggp.run.provider import check_provider
@@ -52,6 +53,11 @@ def cmd_calibrate(args: argparse.Namespace, console: Console) -> int:
             f"loggp calibrate over {args.provider}: configured Δ vs measured increase over no shim",
         )
     )
+    why = explanations(comparisons, knobs.params(), args.provider)
+    if why:
+        console.print("why the rows marked no:")
+        for line in why.values():
+            console.print(f"  {line}", soft_wrap=True, markup=False, highlight=False)
     if args.json is not None:
         doc = {
             "kind": "loggp-calibrate-comparison",
@@ -61,7 +67,9 @@ def cmd_calibrate(args: argparse.Namespace, console: Console) -> int:
             "unshimmed": runs["unshimmed"].raw,
             "shimmed": runs["shimmed"].raw,
             "shim_stats": runs["shimmed"].stats,
-            "comparison": [c.as_dict() for c in comparisons],
+            "comparison": [
+                {**c.as_dict(), "why": why.get(c.metric.key)} for c in comparisons
+            ],
             "provenance": provenance(),
         }
         args.json.parent.mkdir(parents=True, exist_ok=True)
