@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 from conftest import BUILD, base_env
 
-from analysis.report import write_report
+from loggp.analysis.report import write_report
 from loggp.results.judge import late_bound_ns
 from loggp.results.reader import StoredPoint, read_points
 from loggp.results.rundir import RUN_FILE

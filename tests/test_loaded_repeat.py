@@ -1,5 +1,5 @@
 """One repeat taken beside busy loops: the report gives the quiet repeat's slowdown and marks
-the loaded one (analysis/outliers.py), rather than pooling them into a curve that says
+the loaded one (loggp/analysis/outliers.py), rather than pooling them into a curve that says
 nothing (a loaded baseline once turned slowdowns of ×2.3 to ×11.6 into ×0.55 to ×1.9).
 
 Repeat 0 of a small ping-pong runs with a busy loop pinned to every CPU of the host, repeat
@@ -22,8 +22,8 @@ from pathlib import Path
 import pytest
 from conftest import BUILD, base_env
 
-from analysis.report import write_report
-from analysis.slowdown import analyse
+from loggp.analysis.report import write_report
+from loggp.analysis.slowdown import analyse
 from loggp.results.reader import StoredPoint, read_points
 from loggp.results.store import STORE_FILE, StoreError
 

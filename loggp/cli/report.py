@@ -1,4 +1,4 @@
-"""`loggp report DIR`: the report of a run directory (analysis/)."""
+"""`loggp report DIR`: the report of a run directory (loggp/analysis/)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from analysis.report import ReportError, write_report
+from loggp.analysis.report import ReportError, write_report
 from loggp.errors import LoggpError
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from analysis.findings import (
+from loggp.analysis.findings import (
     INCONCLUSIVE,
     NOT_MEASURED,
     NOT_REPRODUCED,
@@ -16,11 +16,11 @@ from analysis.findings import (
     TOO_FEW,
     assess,
 )
-from analysis.model import fit_models
-from analysis.report import write_report
-from analysis.slowdown import analyse
-from analysis.store import load_run
-from analysis.tests.rundata import Row, make_run
+from loggp.analysis.model import fit_models
+from loggp.analysis.report import write_report
+from loggp.analysis.slowdown import analyse
+from loggp.analysis.store import load_run
+from loggp.analysis.tests.rundata import Row, make_run
 
 pytestmark = pytest.mark.unit
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from matplotlib.image import imread
 
-from analysis.report import ReportError, write_report
-from analysis.tests.rundata import (
+from loggp.analysis.report import ReportError, write_report
+from loggp.analysis.tests.rundata import (
     CPU_MODEL,
     DEGRADED_REASON,
     GIT_REVISION,

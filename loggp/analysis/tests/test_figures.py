@@ -9,11 +9,11 @@ import pytest
 from matplotlib.figure import Figure
 from matplotlib.image import imread
 
-from analysis.figures import colours, draw, write_figures
-from analysis.model import Models, fit_models
-from analysis.slowdown import Analysis, analyse
-from analysis.store import load_run
-from analysis.tests.rundata import Row, make_run
+from loggp.analysis.figures import colours, draw, write_figures
+from loggp.analysis.model import Models, fit_models
+from loggp.analysis.slowdown import Analysis, analyse
+from loggp.analysis.store import load_run
+from loggp.analysis.tests.rundata import Row, make_run
 
 pytestmark = pytest.mark.unit
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-from analysis.errors import ReportError
-from analysis.slowdown import Analysis
-from analysis.store import Run
+from loggp.analysis.errors import ReportError
+from loggp.analysis.slowdown import Analysis
+from loggp.analysis.store import Run
 
 EXTRA_COLUMNS = ("slowdown", "baseline_median", "excluded", "outlier")
 

@@ -20,8 +20,8 @@ import numpy as np
 import pytest
 from matplotlib.image import imread
 
-from analysis.report import write_report
-from analysis.tests.rundata import Row, make_run
+from loggp.analysis.report import write_report
+from loggp.analysis.tests.rundata import Row, make_run
 
 pytestmark = pytest.mark.integration
 

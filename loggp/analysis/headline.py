@@ -17,8 +17,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from analysis.knobs import knob_info
-from analysis.slowdown import Analysis, CurvePoint
+from loggp.analysis.knobs import knob_info
+from loggp.analysis.slowdown import Analysis, CurvePoint
 from loggp.results.judge import OTHER_CPU_LIMIT
 from loggp.results.lateness import time_text
 from loggp.results.reader import StoredPoint

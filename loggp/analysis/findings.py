@@ -9,7 +9,7 @@ ordering holds with non-overlapping spreads, `not reproduced` when the opposite 
 repeats` when a point it needs has fewer than MIN_REPEATS repeats, or `not measured` (the
 run lacks the workloads or knobs it needs), with the numbers that decided it.  A point's
 spread is its order-statistic interval, else the range of its repeats
-(analysis/monotone.py's `spread`); a slope's is the slope of each end.
+(loggp/analysis/monotone.py's `spread`); a slope's is the slope of each end.
 
 Workloads are recognised by name (case, '-' and '_' ignored): em3d_read / em3dread,
 em3d_write, radix, radb, sample, connect, barnes, nowsort, as the sensitivity suite names
@@ -21,10 +21,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from analysis.knobs import knob_info
-from analysis.model import Models
-from analysis.monotone import MIN_REPEATS, spread
-from analysis.slowdown import Analysis, Curve, CurvePoint
+from loggp.analysis.knobs import knob_info
+from loggp.analysis.model import Models
+from loggp.analysis.monotone import MIN_REPEATS, spread
+from loggp.analysis.slowdown import Analysis, Curve, CurvePoint
 
 REPRODUCED = "reproduced"
 NOT_REPRODUCED = "not reproduced"

@@ -7,7 +7,7 @@ value v_i:
     slowdown_i = median(b) / v_i      for rates (higher_is_better = 1)
 
 The curve at Δ is the median of slowdown_i over the repeats at Δ, and the baseline's median
-is over its repeats, both without their outlier repeats (analysis/outliers.py: kept in the
+is over its repeats, both without their outlier repeats (loggp/analysis/outliers.py: kept in the
 tables, marked, and left out of the statistics with the reason shown). Its interval is the
 distribution-free one for a median: of the n sorted values s_(1) ≤ … ≤ s_(n), the pair
 [s_(j), s_(n+1-j)] with the largest j whose coverage 1 - 2·P(Bin(n, ½) ≤ j-1) is still at
@@ -30,8 +30,8 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from analysis.knobs import knob_info, knob_sort_key
-from analysis.outliers import Outlier, split
+from loggp.analysis.knobs import knob_info, knob_sort_key
+from loggp.analysis.outliers import Outlier, split
 from loggp.results.reader import StoredPoint
 from loggp.results.store import SWEEP_BASELINE, SWEEP_GRID
 

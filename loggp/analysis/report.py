@@ -1,6 +1,6 @@
 """`loggp report`: turn a run directory into slowdown figures, tables and an HTML page.
 
-    from analysis.report import write_report, ReportError
+    from loggp.analysis.report import write_report, ReportError
     index = write_report(run_dir, out_dir=None)
 
 writes into out_dir (default run_dir/"report"): index.html, slowdown_<knob>.png/.svg per
@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from analysis.errors import ReportError
-from analysis.export import write_csv
-from analysis.figures import figure_stem, write_figures
-from analysis.html import Page, write_html
-from analysis.model import fit_models
-from analysis.slowdown import analyse
-from analysis.store import load_run
+from loggp.analysis.errors import ReportError
+from loggp.analysis.export import write_csv
+from loggp.analysis.figures import figure_stem, write_figures
+from loggp.analysis.html import Page, write_html
+from loggp.analysis.model import fit_models
+from loggp.analysis.slowdown import analyse
+from loggp.analysis.store import load_run
 
 __all__ = ["ReportError", "write_report"]
 

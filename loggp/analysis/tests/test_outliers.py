@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from analysis.report import write_report
-from analysis.slowdown import Analysis, analyse
-from analysis.store import load_run
-from analysis.tests.rundata import Row, app, make_run
+from loggp.analysis.report import write_report
+from loggp.analysis.slowdown import Analysis, analyse
+from loggp.analysis.store import load_run
+from loggp.analysis.tests.rundata import Row, app, make_run
 
 pytestmark = pytest.mark.unit
 

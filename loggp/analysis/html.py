@@ -22,22 +22,22 @@ from typing import Any
 
 import yaml
 
-from analysis.figures import DPI, FIGSIZE, FigureFiles
-from analysis.findings import NOT_MEASURED, assess, judged_baseline
-from analysis.headline import Headline, Worst, headlines, host_trouble
-from analysis.kap import assess_kap, kap_means
-from analysis.knobs import knob_info
-from analysis.model import FIT_RULE, Models
-from analysis.monotone import inversions
-from analysis.slowdown import STAT_METHOD, Analysis, CurvePoint, KnobSummary, Stat
-from analysis.store import Run
+from loggp.analysis.figures import DPI, FIGSIZE, FigureFiles
+from loggp.analysis.findings import NOT_MEASURED, assess, judged_baseline
+from loggp.analysis.headline import Headline, Worst, headlines, host_trouble
+from loggp.analysis.kap import assess_kap, kap_means
+from loggp.analysis.knobs import knob_info
+from loggp.analysis.model import FIT_RULE, Models
+from loggp.analysis.monotone import inversions
+from loggp.analysis.slowdown import STAT_METHOD, Analysis, CurvePoint, KnobSummary, Stat
+from loggp.analysis.store import Run
 from loggp.metrics.hostnoise import HostNoise
 from loggp.results.judge import OTHER_CPU_LIMIT, bound_rule
 from loggp.results.reader import StoredPoint
 
 # The mark of a table cell or point that holds degraded repeats.
 DEGRADED_MARK = "⚠"
-# The mark of a cell or point with repeats left out of its slowdown (analysis/outliers.py).
+# The mark of a cell or point with repeats left out of its slowdown (loggp/analysis/outliers.py).
 OUTLIER_MARK = "⊘"
 OUTLIER_RULE = (
     "outlier: a repeat further than 3.5 robust deviations (1.4826·MAD, at least 5 % of the "
@@ -176,7 +176,7 @@ def write_html(page: Page, path: Path) -> Path:
 
 
 def _banner(page: Page) -> str:
-    """What the host did to the points, with the remedy (analysis/headline.py)."""
+    """What the host did to the points, with the remedy (loggp/analysis/headline.py)."""
     trouble = host_trouble(page.run.points)
     if not trouble:
         return ""
@@ -458,7 +458,7 @@ def _model_cell(page: Page, knob: str, workload: str) -> str:
 
 
 def _findings(page: Page) -> str:
-    """The Berkeley study's findings against this run (analysis/findings.py)."""
+    """The Berkeley study's findings against this run (loggp/analysis/findings.py)."""
     found = assess(page.analysis, page.models)
     head = "<h2>The Berkeley study's findings, measured here</h2>"
     if all(f.verdict == NOT_MEASURED for f in found):
@@ -478,7 +478,7 @@ def _findings(page: Page) -> str:
 
 
 def _kap(page: Page) -> str:
-    """KAP's phases and the KVS study's claims (analysis/kap.py); empty without KAP."""
+    """KAP's phases and the KVS study's claims (loggp/analysis/kap.py); empty without KAP."""
     found = assess_kap(page.run.points)
     if found is None:
         return ""

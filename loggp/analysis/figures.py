@@ -27,10 +27,10 @@ from matplotlib.container import Container
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
-from analysis.errors import ReportError
-from analysis.knobs import knob_info
-from analysis.model import Models
-from analysis.slowdown import KnobSummary
+from loggp.analysis.errors import ReportError
+from loggp.analysis.knobs import knob_info
+from loggp.analysis.model import Models
+from loggp.analysis.slowdown import KnobSummary
 
 DPI = 120
 FIGSIZE = (8.0, 4.8)
