@@ -89,6 +89,7 @@ def summarise(run_dir: Path) -> dict[str, Any]:
                         "slowdown": stat_text(cp.stat),
                         "n": cp.stat.n,
                         "degraded": cp.n_degraded,
+                        "outliers": len(cp.outliers),
                         "model": fit,
                     }
                 )
@@ -113,17 +114,19 @@ def markdown(doc: dict[str, Any]) -> str:
         f"{s['points']} points: {outcomes}.",
         *(f"Host noise before the points (loggp-hostnoise): {t}." for t in s["host_noise"]),
         "",
-        f"Slowdown: the median over the repeats, {STAT_METHOD}.  `degraded`: repeats whose "
-        "shim lateness was above its bound (docs/results.md), kept on the curve.  Model: the "
-        "LogGP line's fit to the curve (loggp/analysis/README.md); drawn only where it fits.",
+        f"Slowdown: the median over the repeats, {STAT_METHOD}.  `degraded`: repeats their "
+        "own evidence flags (other work on the host, or the shim's lateness above its bound "
+        "and the host's floor; docs/results.md), kept on the curve; `outliers`: repeats left "
+        "out of the median, n counts the rest.  Model: the LogGP line's fit to the curve "
+        "(loggp/analysis/README.md); drawn only where it fits.",
         "",
-        "| knob | workload | Δ | slowdown [interval] | n | degraded | model |",
-        "|---|---|---|---:|---:|---:|---|",
+        "| knob | workload | Δ | slowdown [interval] | n | degraded | outliers | model |",
+        "|---|---|---|---:|---:|---:|---:|---|",
     ]
     for r in s["rows"]:
         lines.append(
             f"| {r['knob']} | {r['workload']} | {r['delta']} | {r['slowdown']} | {r['n']} "
-            f"| {r['degraded']} | {r['model']} |"
+            f"| {r['degraded']} | {r['outliers']} | {r['model']} |"
         )
     lines += ["", SECTION_END]
     return "\n".join(lines) + "\n"
