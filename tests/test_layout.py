@@ -59,6 +59,8 @@ def test_imports_between_the_command_and_its_report_run_one_way() -> None:
         if "analysis" in used and sub not in USES_ANALYSIS:
             wrong.append(f"loggp/{rel} imports loggp.analysis")
         if sub == "analysis" and used - ANALYSIS_USES:
-            wrong.append(f"loggp/{rel} imports loggp.{', loggp.'.join(sorted(used - ANALYSIS_USES))}")
+            wrong.append(
+                f"loggp/{rel} imports loggp.{', loggp.'.join(sorted(used - ANALYSIS_USES))}"
+            )
     assert not wrong, "\n".join(wrong)
     assert not (REPO / "analysis").exists(), "the report lives in loggp/analysis"

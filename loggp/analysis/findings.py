@@ -184,8 +184,7 @@ def readers_latency_bound(analysis: Analysis, models: Models) -> Finding:
     if not readers or not others:
         return Finding(claim, NOT_MEASURED, "needs reading and non-reading workloads on latency")
     evidence = (
-        f"slowdown per µs of ΔL [interval]: readers {_fmt(readers, '')}; "
-        f"others {_fmt(others, '')}"
+        f"slowdown per µs of ΔL [interval]: readers {_fmt(readers, '')}; others {_fmt(others, '')}"
     )
     return Finding(claim, _all_above(readers, others), evidence)
 
@@ -257,7 +256,9 @@ def bulk_insensitive(analysis: Analysis, models: Models) -> Finding:
     worst = {w: max(cps, key=lambda cp: cp.stat.median) for w, cps in above.items()}
     evidence = "worst slowdown at bandwidth ≥ {:g} MB/s: {}".format(
         BULK_KNEE_MBPS,
-        ", ".join(f"{w} ×{cp.stat.median:.2f}{_ends_text(analysis, cp)}" for w, cp in worst.items()),
+        ", ".join(
+            f"{w} ×{cp.stat.median:.2f}{_ends_text(analysis, cp)}" for w, cp in worst.items()
+        ),
     )
     return Finding(claim, verdict, evidence)
 

@@ -12,9 +12,8 @@ Every value that comes from the run directory is HTML-escaped.
 from __future__ import annotations
 
 import base64
-import json
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from html import escape
 from pathlib import Path
@@ -180,9 +179,7 @@ def _banner(page: Page) -> str:
     trouble = host_trouble(page.run.points)
     if not trouble:
         return ""
-    lines = "".join(
-        f"<p><b>{e(t.what)}.</b> Remedy: {e(t.remedy)}.</p>" for t in trouble
-    )
+    lines = "".join(f"<p><b>{e(t.what)}.</b> Remedy: {e(t.remedy)}.</p>" for t in trouble)
     return (
         '<div class="banner" id="host"><p><b>This host could not emulate every point '
         "reliably.</b></p>"

@@ -67,9 +67,7 @@ def cmd_calibrate(args: argparse.Namespace, console: Console) -> int:
             "unshimmed": runs["unshimmed"].raw,
             "shimmed": runs["shimmed"].raw,
             "shim_stats": runs["shimmed"].stats,
-            "comparison": [
-                {**c.as_dict(), "why": why.get(c.metric.key)} for c in comparisons
-            ],
+            "comparison": [{**c.as_dict(), "why": why.get(c.metric.key)} for c in comparisons],
             "provenance": provenance(),
         }
         args.json.parent.mkdir(parents=True, exist_ok=True)

@@ -5,8 +5,9 @@ fail_fast.  A point that finished ok is judged by its own evidence (loggp/result
 the other work on the host during it and the shim's release lateness against its bound and
 the host's own floor, measured beside the point when the lateness crosses the bound.  It is
 stored `degraded` with the reason when either says it may not measure its knobs; it keeps
-its value and counts as a failure only for strict.  Ctrl-C or SIGTERM kills the running point's processes, marks the run interrupted and
-leaves every finished point stored; --resume continues with the points not yet stored.
+its value and counts as a failure only for strict.  Ctrl-C or SIGTERM kills the running
+point's processes, marks the run interrupted and leaves every finished point stored;
+--resume continues with the points not yet stored.
 """
 
 from __future__ import annotations

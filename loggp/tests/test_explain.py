@@ -28,11 +28,15 @@ def test_a_deferred_send_explains_o_s_and_l_and_o_r_its_two_modes() -> None:
     shim = measured(half_rtt_us=26.5, o_s_us=0.20, o_r_us=2.9, g_us=5.1, L_us=24.9)
     comparisons = compare(knobs, BARE, shim)
     why = explanations(comparisons, knobs.params(), "tcp;ofi_rxm")
-    assert set(why) == {c.metric.key for c in comparisons if not c.ok} == {
-        "o_s_us",
-        "o_r_us",
-        "L_us",
-    }
+    assert (
+        set(why)
+        == {c.metric.key for c in comparisons if not c.ok}
+        == {
+            "o_s_us",
+            "o_r_us",
+            "L_us",
+        }
+    )
     assert why["o_s_us"].startswith("o_s: 4.47 -> 0.20 us (-4.27, configured +0.00): the shim ")
     assert "defers the send" in why["o_s_us"] and "outside the timed call" in why["o_s_us"]
     assert "takes the 4.27 us of send cost that left the timed send call" in why["L_us"]

@@ -103,7 +103,9 @@ def test_an_early_release_degrades_whatever_the_lateness() -> None:
     )
 
 
-NOISY = HostNoise(floor_ns=64_000, stalls_per_s=1100.4, stalled_share=0.012, max_stall_ns=12_000_000)
+NOISY = HostNoise(
+    floor_ns=64_000, stalls_per_s=1100.4, stalled_share=0.012, max_stall_ns=12_000_000
+)
 QUIET_HOST = HostNoise(floor_ns=0, stalls_per_s=250, stalled_share=0.0005, max_stall_ns=9000)
 
 
