@@ -14,6 +14,7 @@ from loggp.cli import options
 from loggp.measure.calibrate import DEFAULT_TIMEOUT_S, compare, run_calibrate
 from loggp.measure.explain import explanations
 from loggp.measure.tables import comparison_table
+from loggp.metrics.node import OtherWork, cpu_sample, other_work
 from loggp.run.provenance import provenance
 from loggp.run.provider import check_provider
 from loggp.run.shim import calibrate_binary, shim_library
@@ -40,12 +41,17 @@ def cmd_calibrate(args: argparse.Namespace, console: Console) -> int:
     err = Console(stderr=True)
     work = Path(tempfile.mkdtemp(prefix="loggp-calibrate-"))
     runs = {}
+    busiest: OtherWork | None = None  # the other work on the host during the busier run
     for name, k in (("unshimmed", None), ("shimmed", knobs)):
         label = "without the shim" if k is None else f"beneath the shim, {k.label()}"
         err.print(f"loggp calibrate: {args.provider} {label} ...")
+        before = cpu_sample()
         runs[name] = run_calibrate(
             args.provider, k, work / name, iterations=args.iterations, timeout=args.timeout
         )
+        other = other_work(before, cpu_sample())
+        if other is not None and (busiest is None or other.share > busiest.share):
+            busiest = other
     comparisons = compare(knobs, runs["unshimmed"].report.results, runs["shimmed"].report.results)
     console.print(
         comparison_table(
@@ -53,7 +59,7 @@ def cmd_calibrate(args: argparse.Namespace, console: Console) -> int:
             f"loggp calibrate over {args.provider}: configured Δ vs measured increase over no shim",
         )
     )
-    why = explanations(comparisons, knobs.params(), args.provider)
+    why = explanations(comparisons, knobs.params(), args.provider, busiest)
     if why:
         console.print("why the rows marked no:")
         for line in why.values():

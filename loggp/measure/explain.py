@@ -17,7 +17,9 @@ reads as a broken shim:
 - g and G are the shim's port in series with the provider's: a Δg or per-message ΔG below
   the stack's own gap hides in it, as behind a slower NIC.
 
-Anything else gets the general cause of noise on a shared host.
+Anything else is named against the other work on the host during the runs
+(loggp/metrics/node.py): a busy neighbour moves medians by microseconds, while on a quiet
+host a move the semantics do not explain is the shim's to answer for.
 """
 
 from __future__ import annotations
@@ -25,7 +27,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from loggp.measure.calibrate import Comparison
+from loggp.metrics.node import OtherWork
 from loggp.plan.knobs import Params
+from loggp.results.judge import OTHER_CPU_LIMIT
 
 # How far o_r's median moves between its two modes on loopback tcp (µs).
 O_R_MODES_US = 2.5
@@ -36,7 +40,25 @@ def _defers(p: Params) -> bool:
     return bool(p.latency_ns or p.gap_ns or p.bulk_gap_fs)
 
 
-def why(c: Comparison, by_key: dict[str, Comparison], p: Params, provider: str) -> str:
+def _unexplained(other: OtherWork | None) -> str:
+    if other is None:
+        return "not explained by the shim's semantics; the host's other work was not measured"
+    busy = f"the host was {100 * other.share:.0f} % busy with other work during the runs"
+    if other.share > OTHER_CPU_LIMIT:
+        return f"{busy}, which moves medians by microseconds: rerun while the host is idle"
+    return (
+        f"not explained by the shim's semantics, and {busy}: a shim error to report "
+        "(loggp bench accuracy sets it against a control)"
+    )
+
+
+def why(
+    c: Comparison,
+    by_key: dict[str, Comparison],
+    p: Params,
+    provider: str,
+    other: OtherWork | None = None,
+) -> str:
     """The reason a comparison outside its tolerance is so, in one line."""
     o_s = by_key.get("o_s_us")
     key = c.metric.key
@@ -66,20 +88,23 @@ def why(c: Comparison, by_key: dict[str, Comparison], p: Params, provider: str) 
             "the shim's port is in series with the provider's: a gap below the stack's own "
             f"({c.baseline:.2f} {c.metric.unit} bare) hides in it, as behind a slower NIC"
         )
-    return (
-        "outside what the shim's semantics explain: on a shared host a busy neighbour moves "
-        "medians by microseconds (two busy-polling processes on 2 cores measure the "
-        "scheduler); rerun while the host is idle, or with loggp bench accuracy's control"
-    )
+    return _unexplained(other)
 
 
-def explanations(comparisons: Sequence[Comparison], p: Params, provider: str) -> dict[str, str]:
-    """metric key -> one line for each comparison that is not ok: its move, and why."""
+def explanations(
+    comparisons: Sequence[Comparison],
+    p: Params,
+    provider: str,
+    other: OtherWork | None = None,
+) -> dict[str, str]:
+    """metric key -> one line for each comparison that is not ok: its move, and why; other
+    is the host's other work during the runs (the busier run's), None when not measured."""
     by_key = {c.metric.key: c for c in comparisons}
     return {
         c.metric.key: (
             f"{c.metric.title}: {c.baseline:.2f} -> {c.measured:.2f} {c.metric.unit} "
-            f"({c.increase:+.2f}, configured {c.configured:+.2f}): {why(c, by_key, p, provider)}"
+            f"({c.increase:+.2f}, configured {c.configured:+.2f}): "
+            f"{why(c, by_key, p, provider, other)}"
         )
         for c in comparisons
         if not c.ok

@@ -6,6 +6,7 @@ import pytest
 
 from loggp.measure.calibrate import Measured, compare
 from loggp.measure.explain import explanations
+from loggp.metrics.node import OtherWork
 from loggp.plan.knobs import KnobSet
 
 pytestmark = pytest.mark.unit
@@ -44,12 +45,22 @@ def test_a_deferred_send_explains_o_s_and_l_and_o_r_its_two_modes() -> None:
     assert all("\n" not in line for line in why.values())
 
 
-def test_what_the_semantics_do_not_explain_says_so() -> None:
+def test_what_the_semantics_do_not_explain_is_set_against_the_hosts_other_work() -> None:
     knobs = KnobSet.parse({"overhead": "10us"})
     shim = measured(half_rtt_us=40.0, o_s_us=14.5, o_r_us=11.3, g_us=5.0, L_us=0.6)
-    why = explanations(compare(knobs, BARE, shim), knobs.params(), "tcp;ofi_rxm")
-    assert list(why) == ["half_rtt_us"]
-    assert "outside what the shim's semantics explain" in why["half_rtt_us"]
+    comparisons = compare(knobs, BARE, shim)
+
+    def reason(other: OtherWork | None) -> str:
+        why = explanations(comparisons, knobs.params(), "tcp;ofi_rxm", other)
+        assert list(why) == ["half_rtt_us"]
+        return why["half_rtt_us"]
+
+    assert reason(OtherWork(0.72, 3.0)).endswith(
+        "the host was 72 % busy with other work during the runs, which moves medians by "
+        "microseconds: rerun while the host is idle"
+    )
+    assert "a shim error to report" in reason(OtherWork(0.02, 0.1))
+    assert "other work was not measured" in reason(None)
 
 
 def test_a_gap_below_the_stacks_own_hides_in_it() -> None:
