@@ -142,6 +142,24 @@ def _all_above(high: dict[str, Slope], low: dict[str, Slope]) -> str:
     return _open([*high.values(), *low.values()])
 
 
+def _steepest(
+    analysis: Analysis, knob: str, keys: Sequence[str], claim: str, group: str
+) -> Finding:
+    """The claim that the workloads named by keys slow more per µs of the knob than every
+    other workload, beyond the intervals."""
+    slopes = _slopes(analysis, knob)
+    mine = {w: s for w, s in slopes.items() if _key(w) in keys}
+    others = {w: s for w, s in slopes.items() if _key(w) not in keys}
+    if not mine or not others:
+        return Finding(claim, NOT_MEASURED, f"needs {group} and other workloads on {knob}")
+    symbol = knob_info(knob).symbol
+    evidence = (
+        f"slowdown per µs of {symbol} [interval]: {group} {_fmt(mine, '')}; "
+        f"others {_fmt(others, '')}"
+    )
+    return Finding(claim, _all_above(mine, others), evidence)
+
+
 def _fmt(slopes: dict[str, Slope], unit: str) -> str:
     return ", ".join(f"{w} {s.text()}{unit}" for w, s in slopes.items())
 
@@ -178,15 +196,7 @@ def readers_latency_bound(analysis: Analysis, models: Models) -> Finding:
         "Applications that do blocking remote reads (EM3D(read), Barnes, Connect) are the "
         "most latency-sensitive; the others largely ignore added latency"
     )
-    slopes = _slopes(analysis, "latency")
-    readers = {w: s for w, s in slopes.items() if _key(w) in READERS}
-    others = {w: s for w, s in slopes.items() if _key(w) not in READERS}
-    if not readers or not others:
-        return Finding(claim, NOT_MEASURED, "needs reading and non-reading workloads on latency")
-    evidence = (
-        f"slowdown per µs of ΔL [interval]: readers {_fmt(readers, '')}; others {_fmt(others, '')}"
-    )
-    return Finding(claim, _all_above(readers, others), evidence)
+    return _steepest(analysis, "latency", READERS, claim, "readers")
 
 
 def em3d_latency_model(analysis: Analysis, models: Models) -> Finding:
@@ -270,16 +280,7 @@ def _ends_text(analysis: Analysis, cp: CurvePoint) -> str:
 
 def fine_grained_gap(analysis: Analysis, models: Models) -> Finding:
     claim = "Fine-grained one-way communication (Radix, EM3D(write)) is the most sensitive to gap"
-    slopes = _slopes(analysis, "gap")
-    fine = {w: s for w, s in slopes.items() if _key(w) in FINE_GRAINED}
-    others = {w: s for w, s in slopes.items() if _key(w) not in FINE_GRAINED}
-    if not fine or not others:
-        return Finding(claim, NOT_MEASURED, "needs radix or em3d_write and others on gap")
-    evidence = (
-        f"slowdown per µs of Δg [interval]: fine-grained {_fmt(fine, '')}; "
-        f"others {_fmt(others, '')}"
-    )
-    return Finding(claim, _all_above(fine, others), evidence)
+    return _steepest(analysis, "gap", FINE_GRAINED, claim, "fine-grained")
 
 
 ASSESSMENTS: tuple[Callable[[Analysis, Models], Finding], ...] = (
