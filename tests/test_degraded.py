@@ -6,11 +6,11 @@ Where the host does not: on a virtual machine whose ticks and hypervisor stop a 
 a thousand times a second for 4 to 64 us (measured with loggp-hostnoise on an idle 2-core
 VM), a ping-pong at ΔL = 50 us has 2 to 5 % of its releases late by more than its 2.5 us
 bound with nothing else running, and on a machine shared with other work its p99 reached
-4 to 16 ms.  So the run without busy loops is asserted clean only when the run measured a
-quiet host (its noise floor well under the bound, little other work during the point);
-otherwise its reason must name the host's floor.  What holds on any machine: the summary
-is there and consistent, the report says what the store says, and the loops push the p99
-above the bound.
+4 to 16 ms.  The runner then measures the host's floor beside the point and holds the point
+to it (loggp/results/judge.py), so the run without busy loops is asserted clean only when
+the host was quiet during it; otherwise its reason must name the host's floor beside the
+point or the other work.  What holds on any machine: the summary is there and consistent,
+the report says what the store says, and the loops push the p99 above the bound.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 from conftest import BUILD, base_env
 
-from analysis.report import write_report
+from loggp.analysis.report import write_report
 from loggp.results.judge import late_bound_ns
 from loggp.results.reader import StoredPoint, read_points
 from loggp.results.rundir import RUN_FILE
@@ -96,10 +96,11 @@ def sane(run_dir: Path, p: StoredPoint) -> int:
     assert 0 < row["late_p99_ns"] <= row["late_max_ns"]
     html = write_report(run_dir).read_text()
     if p.degraded:
-        assert p.degraded_reason.startswith("p99 lateness up to "), p.degraded_reason
+        assert p.degraded_reason.startswith(("p99 lateness up to ", "host CPU ")), p.degraded_reason
         assert "1 degraded ⚠" in html and p.degraded_reason in html
     else:
-        assert row["late_p99_ns"] <= late_bound_ns(LATENCY_US * 1000)
+        # within the bound, or within the host's own floor measured beside the point
+        assert row["late_p99_ns"] <= max(late_bound_ns(LATENCY_US * 1000), p.host_floor_ns or 0)
         assert "1 ok, 0 degraded" in html
     return int(row["late_p99_ns"])
 
@@ -116,21 +117,22 @@ def test_busy_loops_beside_the_ranks_make_degraded_points(mpirun_bin: str, tmp_p
     bound = late_bound_ns(LATENCY_US * 1000)
     clean, _ = run(exp, tmp_path / "clean")
     sane(tmp_path / "clean", clean)
-    other = clean.row["host_other_cpu"]
+    other = clean.host_other_cpu
     if host_floor_ns(tmp_path / "clean") <= bound // 4 and other is not None and other < 0.05:
         assert not clean.degraded, clean.degraded_reason
     elif clean.degraded:
-        assert "p99 lateness floor" in clean.degraded_reason, clean.degraded_reason
+        why = clean.degraded_reason
+        assert "p99 lateness floor" in why or "busy with other work (above" in why, why
 
     with busy_loops(HOGS):
         p, printed = run(exp, tmp_path / "hog", pin=PIN)
     assert p.degraded, (p.status, p.row["late_p99_ns"])
     assert f"point {POINT}: degraded ({p.degraded_reason})" in printed
     assert sane(tmp_path / "hog", p) > bound
-    # the probe ran pinned beside the loops too: the host's floor says so
+    # the probe before the points ran pinned beside the loops too: the host's floor says so
     assert host_floor_ns(tmp_path / "hog") > bound
-    assert "(above the bound: the host alone degrades it)" in p.degraded_reason
-    # the host's contention, from the node exporter beside Prometheus (on when installed)
+    # the host's contention, from the node exporter beside Prometheus (on when installed):
+    # the loops took about 3/5 of the ranks' core, some 30 % of a 2-core host's CPU
     if shutil.which("prometheus-node-exporter") and shutil.which("prometheus"):
-        assert 0 < p.row["host_other_cpu"] <= 1
+        assert 0 < p.host_other_cpu <= 1
         assert "% busy with other work" in p.degraded_reason

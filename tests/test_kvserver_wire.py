@@ -2,7 +2,7 @@
 by httperf (loggp-httperf) from another host through loggp-wire (`shim: wire`): with one
 request in flight, each request crosses two egress ports of the wire, so ΔL on the wire
 adds 2·ΔL to every request; and the request time never falls as ΔL rises from 0 through 1
-and 10 to 100 µs (the report's check, analysis/monotone.py: the HTTP server's part of
+and 10 to 100 µs (the report's check, loggp/analysis/monotone.py: the HTTP server's part of
 the monotone-slowdown property, tests/test_monotone.py having the libfabric services).
 Needs root; the testbed is removed in a finalizer."""
 
@@ -16,9 +16,9 @@ import pytest
 from conftest import BUILD
 from netns_util import loggp, running_testbed, skip_without_netns
 
-from analysis.monotone import inversions
-from analysis.slowdown import analyse
-from analysis.store import load_run
+from loggp.analysis.monotone import inversions
+from loggp.analysis.slowdown import analyse
+from loggp.analysis.store import load_run
 from loggp.results.reader import read_points
 from loggp.results.store import MEASURED, STORE_FILE
 

@@ -28,7 +28,7 @@ def python_files(root: Path) -> list[Path]:
 
 def test_finds_the_repository_python() -> None:
     found = {p.relative_to(REPO).as_posix() for p in python_files(REPO)}
-    assert {"loggp/cli/main.py", "analysis/report.py", "tests/test_layout.py"} <= found
+    assert {"loggp/cli/main.py", "loggp/analysis/report.py", "tests/test_layout.py"} <= found
 
 
 def test_no_module_edits_the_search_path() -> None:
@@ -39,3 +39,28 @@ def test_no_module_edits_the_search_path() -> None:
         if SEARCH_PATH.search(line)
     ]
     assert not hits, "\n".join(hits)
+
+
+FROM_LOGGP = re.compile(r"^\s*(?:from|import) loggp\.(\w+)", re.MULTILINE)
+# Who may use the report, and what the report may use (docs/design.md, "Layout"): imports
+# run one way, so the report never reaches back into the command that draws it.
+USES_ANALYSIS = {"cli", "bench", "analysis", "tests"}
+ANALYSIS_USES = {"analysis", "results", "plan", "metrics", "errors"}
+
+
+def test_imports_between_the_command_and_its_report_run_one_way() -> None:
+    wrong = []
+    for p in python_files(REPO / "loggp"):
+        rel = p.relative_to(REPO / "loggp")
+        sub = rel.parts[0] if len(rel.parts) > 1 else ""
+        if "tests" in rel.parts:
+            continue
+        used = set(FROM_LOGGP.findall(p.read_text(encoding="utf-8")))
+        if "analysis" in used and sub not in USES_ANALYSIS:
+            wrong.append(f"loggp/{rel} imports loggp.analysis")
+        if sub == "analysis" and used - ANALYSIS_USES:
+            wrong.append(
+                f"loggp/{rel} imports loggp.{', loggp.'.join(sorted(used - ANALYSIS_USES))}"
+            )
+    assert not wrong, "\n".join(wrong)
+    assert not (REPO / "analysis").exists(), "the report lives in loggp/analysis"

@@ -3,7 +3,7 @@ faster under a larger ΔL than under a smaller one beyond the repeats' spread.
 
 Runs workloads/suites/monotone.yaml (KAP, pfsio, combining BFS, CC and stack, rootio
 beneath the prefetcher, coll_perf beneath collio; ΔL 0, 1, 10, 100 µs, 3 repeats) with
-`loggp run` and judges it with the report's own check (analysis/monotone.py).  Without
+`loggp run` and judges it with the report's own check (loggp/analysis/monotone.py).  Without
 FUSE the two workloads that use the store's mount are left out and the test says so.
 """
 
@@ -16,9 +16,9 @@ import pytest
 import yaml
 from conftest import BUILD
 
-from analysis.monotone import inversions
-from analysis.slowdown import analyse
-from analysis.store import load_run
+from loggp.analysis.monotone import inversions
+from loggp.analysis.slowdown import analyse
+from loggp.analysis.store import load_run
 from loggp.tests.cli import loggp
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]

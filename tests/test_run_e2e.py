@@ -45,7 +45,8 @@ def test_tiny_suite_through_the_shim(mpirun_bin: str, tmp_path: Path) -> None:
 
     rows = {p.point_id: p.row for p in read_points(out / STORE_FILE)[1]}
     base, slow = rows["pp/baseline/r0"], rows[f"pp/latency={LATENCY_US}us/r0"]
-    assert base["status"] == "ok", base["stderr_tail"]  # nothing delayed: nothing to judge
+    # nothing delayed: judged by the other work on the host alone
+    assert base["status"] == "ok" or "busy with other work (above" in base["degraded_reason"], base
     # measured; degraded when the shim released late on a busy machine (tests/test_degraded.py)
     assert slow["status"] in MEASURED, slow["stderr_tail"]
     for r in (base, slow):

@@ -4,7 +4,7 @@ Runs the built-in default suite (`loggp run` without a file, loggp/suites/defaul
 into a run directory, or reads one that exists (--run DIR), and writes its section of
 docs/benchmarks.md: the run's wall time and outcomes, then per knob and workload the median
 slowdown over the repeats with the report's order-statistic interval, how many repeats were
-stored degraded, and the model line's fit (analysis/, the same computation as the report).
+stored degraded, and the model line's fit (loggp/analysis/, the same computation as the report).
 
     loggp bench default [--run DIR]
 
@@ -22,11 +22,11 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from analysis.errors import ReportError
-from analysis.knobs import knob_info
-from analysis.model import fit_models
-from analysis.slowdown import STAT_METHOD, Stat, analyse
-from analysis.store import load_run
+from loggp.analysis.errors import ReportError
+from loggp.analysis.knobs import knob_info
+from loggp.analysis.model import fit_models
+from loggp.analysis.slowdown import STAT_METHOD, Stat, analyse
+from loggp.analysis.store import load_run
 from loggp.bench.doc import machine, parser, publish
 from loggp.metrics.hostnoise import describe
 
@@ -89,6 +89,7 @@ def summarise(run_dir: Path) -> dict[str, Any]:
                         "slowdown": stat_text(cp.stat),
                         "n": cp.stat.n,
                         "degraded": cp.n_degraded,
+                        "outliers": len(cp.outliers),
                         "model": fit,
                     }
                 )
@@ -113,17 +114,19 @@ def markdown(doc: dict[str, Any]) -> str:
         f"{s['points']} points: {outcomes}.",
         *(f"Host noise before the points (loggp-hostnoise): {t}." for t in s["host_noise"]),
         "",
-        f"Slowdown: the median over the repeats, {STAT_METHOD}.  `degraded`: repeats whose "
-        "shim lateness was above its bound (docs/results.md), kept on the curve.  Model: the "
-        "LogGP line's fit to the curve (analysis/README.md); drawn only where it fits.",
+        f"Slowdown: the median over the repeats, {STAT_METHOD}.  `degraded`: repeats their "
+        "own evidence flags (other work on the host, or the shim's lateness above its bound "
+        "and the host's floor; docs/results.md), kept on the curve; `outliers`: repeats left "
+        "out of the median, n counts the rest.  Model: the LogGP line's fit to the curve "
+        "(loggp/analysis/README.md); drawn only where it fits.",
         "",
-        "| knob | workload | Δ | slowdown [interval] | n | degraded | model |",
-        "|---|---|---|---:|---:|---:|---|",
+        "| knob | workload | Δ | slowdown [interval] | n | degraded | outliers | model |",
+        "|---|---|---|---:|---:|---:|---:|---|",
     ]
     for r in s["rows"]:
         lines.append(
             f"| {r['knob']} | {r['workload']} | {r['delta']} | {r['slowdown']} | {r['n']} "
-            f"| {r['degraded']} | {r['model']} |"
+            f"| {r['degraded']} | {r['outliers']} | {r['model']} |"
         )
     lines += ["", SECTION_END]
     return "\n".join(lines) + "\n"

@@ -12,7 +12,9 @@ from rich.console import Console
 
 from loggp.cli import options
 from loggp.measure.calibrate import DEFAULT_TIMEOUT_S, compare, run_calibrate
+from loggp.measure.explain import explanations
 from loggp.measure.tables import comparison_table
+from loggp.metrics.node import OtherWork, cpu_sample, other_work
 from loggp.run.provenance import provenance
 from loggp.run.provider import check_provider
 from loggp.run.shim import calibrate_binary, shim_library
@@ -39,12 +41,17 @@ def cmd_calibrate(args: argparse.Namespace, console: Console) -> int:
     err = Console(stderr=True)
     work = Path(tempfile.mkdtemp(prefix="loggp-calibrate-"))
     runs = {}
+    busiest: OtherWork | None = None  # the other work on the host during the busier run
     for name, k in (("unshimmed", None), ("shimmed", knobs)):
         label = "without the shim" if k is None else f"beneath the shim, {k.label()}"
         err.print(f"loggp calibrate: {args.provider} {label} ...")
+        before = cpu_sample()
         runs[name] = run_calibrate(
             args.provider, k, work / name, iterations=args.iterations, timeout=args.timeout
         )
+        other = other_work(before, cpu_sample())
+        if other is not None and (busiest is None or other.share > busiest.share):
+            busiest = other
     comparisons = compare(knobs, runs["unshimmed"].report.results, runs["shimmed"].report.results)
     console.print(
         comparison_table(
@@ -52,6 +59,11 @@ def cmd_calibrate(args: argparse.Namespace, console: Console) -> int:
             f"loggp calibrate over {args.provider}: configured Δ vs measured increase over no shim",
         )
     )
+    why = explanations(comparisons, knobs.params(), args.provider, busiest)
+    if why:
+        console.print("why the rows marked no:")
+        for line in why.values():
+            console.print(f"  {line}", soft_wrap=True, markup=False, highlight=False)
     if args.json is not None:
         doc = {
             "kind": "loggp-calibrate-comparison",
@@ -61,7 +73,7 @@ def cmd_calibrate(args: argparse.Namespace, console: Console) -> int:
             "unshimmed": runs["unshimmed"].raw,
             "shimmed": runs["shimmed"].raw,
             "shim_stats": runs["shimmed"].stats,
-            "comparison": [c.as_dict() for c in comparisons],
+            "comparison": [{**c.as_dict(), "why": why.get(c.metric.key)} for c in comparisons],
             "provenance": provenance(),
         }
         args.json.parent.mkdir(parents=True, exist_ok=True)

@@ -1,4 +1,4 @@
-"""`loggp report DIR`: the report of a run directory (analysis/)."""
+"""`loggp report DIR`: the report of a run directory (loggp/analysis/)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,6 @@ from pathlib import Path
 from rich.console import Console
 
 from loggp.errors import LoggpError
-from loggp.metrics.prometheus import host_cpu_per_point
-from loggp.results.rundir import read_run
 
 
 class ReportFailedError(LoggpError):
@@ -28,16 +26,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def report(run_dir: Path, out: Path | None, console: Console) -> Path:
-    """Writes the report, with host CPU per point when the run kept Prometheus data."""
+    """Writes the report of a run directory."""
     # Imported here, not at the top: the report draws with matplotlib, which takes about a
     # second to import, and every other verb of the command would pay it at start.
-    from analysis.report import ReportError, write_report
+    from loggp.analysis.report import ReportError, write_report
 
-    rec = read_run(run_dir)
-    windows = {k: (v[0], v[1]) for k, v in rec.windows.items()}
-    cpu = host_cpu_per_point(run_dir, windows) if rec.prometheus else None
     try:
-        return write_report(run_dir, out, host_cpu=cpu)
+        return write_report(run_dir, out)
     except ReportError as e:
         raise ReportFailedError(f"report of {run_dir}: {e}") from None
 

@@ -14,7 +14,7 @@ from loggp.cli.show import print_plan
 from loggp.errors import LoggpError
 from loggp.plan.experiment import Experiment, load_experiment
 from loggp.plan.sweep import check_plan_size, expand
-from loggp.results.judge import bound_rule
+from loggp.results.judge import OTHER_CPU_LIMIT, bound_rule
 from loggp.results.rundir import (
     RunRecord,
     latest_run_dir,
@@ -37,10 +37,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "the results in a run directory (results.sqlite, run.json) and write its report. "
         "Without FILE the built-in default suite runs.  A failed point is recorded and the "
         "run goes on; Ctrl-C leaves every finished point stored for --resume.  A point that "
-        "finished ok is stored 'degraded', with its value and the reason, when the shim's own "
-        "error was above its bound: its p99 release lateness above "
-        f"{bound_rule('(its largest Δo_s, Δo_r, Δg or ΔL)')} or any early release "
-        "(docs/results.md).",
+        "finished ok is stored 'degraded', with its value and the reason, when its own "
+        "evidence says it may not measure its knobs: other work took more than "
+        f"{100 * OTHER_CPU_LIMIT:.0f} % of the host's CPU during it, or its p99 release "
+        f"lateness was above {bound_rule('(its largest Δo_s, Δo_r, Δg or ΔL)')} and the "
+        "host's own floor beside it, or any early release (docs/results.md).",
     )
     p.add_argument("file", nargs="?", type=Path, metavar="FILE", help="experiment YAML")
     p.add_argument(
@@ -166,7 +167,7 @@ def _run(args: argparse.Namespace, console: Console, lock: RunLock) -> int:
         console.print(f"report: {report(run_dir, None, console)}")
     if args.strict and summary.degraded:
         console.print(
-            f"--strict: {len(summary.degraded)} point(s) degraded by the shim's own error: "
+            f"--strict: {len(summary.degraded)} point(s) degraded (reasons above): "
             f"{', '.join(summary.degraded)}"
         )
         return 1

@@ -4,9 +4,10 @@ A thread that spins reading the clock is stopped now and then by the host itself
 ticks, interrupts, on a virtual machine the hypervisor.  A release due at such a moment is
 late by the rest of the stall however well the shim does, so the stalls set a floor under
 the p99 lateness any point can show here (emulator/calibrate/README.md, "Host noise").  The
-runner measures it once before its points, with every CPU spinning as ranks that fill the
-cores do, keeps it in run.json and names it in a degraded point's reason: a point degraded
-on a host whose floor is above the bound was degraded by the host.
+runner measures it with every CPU spinning as ranks that fill the cores do: once before its
+points (PROBE_S, kept in run.json), and right after each point whose lateness crossed its
+bound (BESIDE_S, stored with the point), since the host's stops change with what else runs
+on it; a point whose p99 the floor beside it explains is clean (loggp/results/judge.py).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from loggp.run.proc import run_capture
 from loggp.run.shim import hostnoise_binary
 
 PROBE_S = 0.3  # long enough for a few hundred ticks per CPU, short beside a run
+BESIDE_S = 0.2  # beside one point: a hundred ticks or more per CPU, short beside a point
 QUANTILE = 0.99  # the judge's (loggp/results/judge.py)
 
 

@@ -1,11 +1,15 @@
-"""Judging a point by the shim's own error: `ok` or `degraded`, and why.
+"""Judging a point by the run's own evidence: `ok` or `degraded`, and why.
 
-A point whose workload finished ok is stored `degraded` (docs/results.md) when the shim may
-not have applied the delays it was asked for:
+A point whose workload finished ok is stored `degraded` (docs/results.md) when it may not
+measure what its knobs ask for, whatever they are (a baseline and an overhead point
+included):
 
-- its p99 lateness bound exceeds LATE_FLOOR_NS or LATE_SHARE of the point's injected delay,
-  whichever is larger, or
-- the shim released an item early (`early_releases` > 0, a bug).
+- other work took more than OTHER_CPU_LIMIT of the host's CPU time during the point (and at
+  least OTHER_CPU_MIN_S CPU seconds, so a short point's few ticks of rounding never count):
+  the ranks shared their cores with it, so its time is the host's, not the network's;
+- the shim's p99 lateness bound exceeds LATE_FLOOR_NS or LATE_SHARE of the point's injected
+  delay, whichever is larger, and the host's own floor measured beside the point (below);
+- or the shim released an item early (`early_releases` > 0, a bug).
 
 The p99 lateness bound is taken from the histogram merged over the point's processes: the
 upper edge of the bucket that holds the 99th percentile (loggp/results/lateness.py), or the
@@ -16,11 +20,16 @@ The injected delay of a point is the largest per-message delay its knobs set: th
 Δo_s, Δo_r, Δg and ΔL (baseline and swept knobs together), or ΔG's share of a message, the
 bulk gap the shim charged over the messages it carried (its `bulk_gap_ns` over its `msgs`,
 summed over the point's processes), whichever is larger.  A point without delayed items (no
-release) is never judged by lateness.
+release) is not judged by lateness.
 
-The reason names what crossed the bound and what the host did meanwhile: its CPU contention
-(loggp/metrics/node.py) and, when the run measured it, the floor its own stalls set under any
-point's p99 lateness (loggp/metrics/hostnoise.py).
+The host's floor: a release due while the host itself stops a busy thread (timer ticks,
+interrupts, the hypervisor) is late by the rest of the stop however well the shim does
+(loggp/metrics/hostnoise.py).  When a point's lateness crosses the bound of its delay, the
+runner measures that floor right after the point, and the point is degraded only when its
+p99 is also above the floor: on a quiet host whose stops alone explain the lateness, the
+point is as accurate as the host allows and is clean (the report says which points were
+held to the floor rather than to the bound).  A floor measured while other work ran is not
+the host's own and is not used.
 """
 
 from __future__ import annotations
@@ -33,10 +42,16 @@ from loggp.results.lateness import Lateness, LatenessError, time_text
 
 if TYPE_CHECKING:
     from loggp.metrics.hostnoise import HostNoise
+    from loggp.metrics.node import OtherWork
 
 LATE_QUANTILE = 0.99
 LATE_FLOOR_NS = 2000
 LATE_SHARE = 0.05
+# Other work beyond this share of the host's CPU time degrades a point (the runner and its
+# Prometheus take a few per cent; one busy loop on a 2-core host takes 50 %).
+OTHER_CPU_LIMIT = 0.25
+# ... and it must amount to this many CPU seconds: 5 of the kernel's 10 ms ticks.
+OTHER_CPU_MIN_S = 0.05
 
 
 @dataclass(frozen=True)
@@ -86,28 +101,57 @@ def bound_rule(delay: str) -> str:
     return f"max({time_text(LATE_FLOOR_NS)}, {100 * LATE_SHARE:g} % of the injected delay {delay})"
 
 
+def busy_host(other: OtherWork | None) -> bool:
+    """Whether other work took enough of the host's CPU to degrade a point (module doc)."""
+    return other is not None and other.share > OTHER_CPU_LIMIT and other.cpu_s >= OTHER_CPU_MIN_S
+
+
+def other_work_text(other: OtherWork | None) -> str:
+    """The host's contention in words, as the reasons and the report say it."""
+    if other is None:
+        return "host CPU not measured"
+    return f"host CPU {100 * other.share:.0f} % busy with other work"
+
+
+def crosses_bound(late: LateSummary | None, delay_ns: int) -> bool:
+    """Whether the point's p99 lateness is above the bound of its delay: only then does the
+    host's floor beside the point matter (the runner measures it then)."""
+    return (
+        late is not None and late.p99_ns is not None and late.p99_ns > late_bound_ns(delay_ns)
+    )
+
+
 def degraded_reason(
     late: LateSummary | None,
     delay_ns: int,
-    other_cpu: float | None,
+    other: OtherWork | None,
     noise: HostNoise | None = None,
 ) -> str | None:
-    """Why the point is degraded, or None when it is not; the host's contention and, when
-    measured, its own stalls are given (a floor above the bound: the host alone degrades)."""
-    if late is None:
-        return None
+    """Why the point is degraded, or None when it is not (module docstring); noise is the
+    host's own stalls measured beside the point, None when not measured."""
     why = []
-    if late.early:
+    if late is not None and late.early:
         why.append(f"{late.early} early release(s)")
     bound = late_bound_ns(delay_ns)
-    if late.p99_ns is not None and late.p99_ns > bound:
-        rule = bound_rule(time_text(delay_ns))
-        why.append(f"p99 lateness up to {time_text(late.p99_ns)} exceeds {time_text(bound)} = {rule}")
+    floor = 0 if noise is None else noise.floor_ns
+    if crosses_bound(late, delay_ns) and late is not None and late.p99_ns is not None:
+        rule = f"{time_text(bound)} = {bound_rule(time_text(delay_ns))}"
+        if late.p99_ns <= floor:
+            pass  # the host's own stops explain it: as accurate as this host allows
+        elif floor > bound:
+            why.append(
+                f"p99 lateness up to {time_text(late.p99_ns)} exceeds the host's own floor "
+                f"{time_text(floor)} beside the point (the bound {rule} is below it)"
+            )
+        else:
+            why.append(f"p99 lateness up to {time_text(late.p99_ns)} exceeds {rule}")
+    busy = busy_host(other)
+    if busy:
+        why.append(f"{other_work_text(other)} (above {100 * OTHER_CPU_LIMIT:.0f} %)")
     if not why:
         return None
-    host = "not measured" if other_cpu is None else f"{100 * other_cpu:.0f} % busy with other work"
-    why.append(f"host CPU {host}")
+    if not busy:
+        why.append(other_work_text(other))
     if noise is not None:
-        above = " (above the bound: the host alone degrades it)" if noise.floor_ns > bound else ""
-        why.append(noise.text() + above)
+        why.append(noise.text())
     return "; ".join(why)

@@ -56,6 +56,8 @@ class StoredPoint:
     stderr_tail: str | None
     row: dict[str, Any] = field(repr=False)  # every column as stored, for the CSV
     degraded_reason: str | None = None  # None unless degraded (and before the column existed)
+    host_other_cpu: float | None = None  # other work on the host during the point, 0..1
+    host_floor_ns: int | None = None  # the host's lateness floor beside it, if measured
 
     @property
     def ok(self) -> bool:
@@ -116,6 +118,8 @@ def _point(db: Path, row: dict[str, Any]) -> StoredPoint:
         repeat = int(row["repeat"])
         seq = None if row.get("seq") is None else int(row["seq"])
         exit_code = None if row.get("exit_code") is None else int(row["exit_code"])
+        other_cpu = _opt_float(row.get("host_other_cpu"))
+        floor = None if row.get("host_floor_ns") is None else int(row["host_floor_ns"])
     except (TypeError, ValueError) as e:
         raise StoreError(f"{db}: point {pid}: bad number: {one_line(e)}") from None
     strict = row["status"] in MEASURED  # a failed point's leftovers may be anything
@@ -137,6 +141,8 @@ def _point(db: Path, row: dict[str, Any]) -> StoredPoint:
         msgs_check=row.get("msgs_check"),
         stderr_tail=row.get("stderr_tail"),
         degraded_reason=row.get("degraded_reason"),
+        host_other_cpu=other_cpu,
+        host_floor_ns=floor,
         row=row,
     )
 

@@ -43,6 +43,7 @@ COLUMN_TYPES = {
     "late_max_ns": "INTEGER",
     "early_releases": "INTEGER",
     "host_other_cpu": "REAL",
+    "host_floor_ns": "INTEGER",
     "degraded_reason": "TEXT",
     "wall_s": "REAL",
     "started": "REAL",
@@ -108,6 +109,7 @@ class PointRecord:
     late_max_ns: int | None
     early_releases: int | None
     host_other_cpu: float | None  # the host's CPU contention (loggp/metrics/node.py)
+    host_floor_ns: int | None  # the host's lateness floor beside the point (judge.py)
     degraded_reason: str | None
     wall_s: float
     started: float
@@ -155,7 +157,8 @@ class Store:
             rec.exit_code, rec.metric, rec.value, int(rec.higher_is_better),
             json.dumps(rec.result) if rec.result is not None else None,
             json.dumps(rec.shim_stats), rec.msgs_check, rec.releases, rec.late_p99_ns,
-            rec.late_max_ns, rec.early_releases, rec.host_other_cpu, rec.degraded_reason,
+            rec.late_max_ns, rec.early_releases, rec.host_other_cpu, rec.host_floor_ns,
+            rec.degraded_reason,
             rec.wall_s, rec.started, rec.finished, rec.stderr_tail,
         )  # fmt: skip
         try:

@@ -1,11 +1,13 @@
 """`loggp run`: runs an experiment's plan point by point and stores every outcome.
 
 A point that fails is recorded (status, exit code, stderr tail) and the run goes on, unless
-fail_fast.  A point that finished ok is judged by the shim's own error (its release lateness,
-loggp/results/judge.py) and stored `degraded`, with the reason and the host's contention,
-when that error is above its bound; it keeps its value and counts as a failure only for
-strict.  Ctrl-C or SIGTERM kills the running point's processes, marks the run interrupted and
-leaves every finished point stored; --resume continues with the points not yet stored.
+fail_fast.  A point that finished ok is judged by its own evidence (loggp/results/judge.py):
+the other work on the host during it and the shim's release lateness against its bound and
+the host's own floor, measured beside the point when the lateness crosses the bound.  It is
+stored `degraded` with the reason when either says it may not measure its knobs; it keeps
+its value and counts as a failure only for strict.  Ctrl-C or SIGTERM kills the running
+point's processes, marks the run interrupted and leaves every finished point stored;
+--resume continues with the points not yet stored.
 """
 
 from __future__ import annotations
@@ -32,12 +34,19 @@ from rich.progress import (
 
 from loggp.errors import LoggpError, one_line
 from loggp.metrics.exporter import RunMetrics
-from loggp.metrics.hostnoise import HostNoise, measure_host_noise
-from loggp.metrics.node import cpu_sample, other_cpu
+from loggp.metrics.hostnoise import BESIDE_S, HostNoise, measure_host_noise
+from loggp.metrics.node import OtherWork, cpu_sample, other_work
 from loggp.metrics.prometheus import PrometheusServer, find_node_exporter, find_prometheus
 from loggp.plan.experiment import Experiment
 from loggp.plan.sweep import Point, expand
-from loggp.results.judge import LateSummary, degraded_reason, injected_delay_ns, lateness
+from loggp.results.judge import (
+    LateSummary,
+    busy_host,
+    crosses_bound,
+    degraded_reason,
+    injected_delay_ns,
+    lateness,
+)
 from loggp.results.protocol import messages_check, result_line, result_problem, shim_stats
 from loggp.results.rundir import RunRecord, plan_entry, write_run
 from loggp.results.store import STATUS_DEGRADED, STATUS_OK, PointRecord, Store
@@ -74,8 +83,6 @@ class RunOptions:
     exp_dir: Path | None = None
     wire: WireSession | None = None  # shim wire: the launcher's wire (run_plan's default)
     service_targets: Path | None = None  # the Prometheus server's services file, if any
-    node_exporter: str | None = None  # host:port read for the host's contention (run_plan's)
-    host_noise: HostNoise | None = None  # the host's own stalls (run_plan's)
     containment: Containment = KEEPER_ONLY  # a cgroup per point where the host allows
 
 
@@ -201,17 +208,30 @@ def _record(p: Point, **outcome: Any) -> PointRecord:
 
 
 def _judgement(
-    late: LateSummary | None, contention: float | None, reason: str | None
+    late: LateSummary | None,
+    other: OtherWork | None,
+    noise: HostNoise | None,
+    reason: str | None,
 ) -> dict[str, Any]:
-    """The columns that judge a point by the shim's own error (None where unknown)."""
+    """The columns that judge a point by its own evidence (None where unknown)."""
     return {
         "releases": None if late is None else late.releases,
         "late_p99_ns": None if late is None else late.p99_ns,
         "late_max_ns": None if late is None else late.max_ns,
         "early_releases": None if late is None else late.early,
-        "host_other_cpu": contention,
+        "host_other_cpu": None if other is None else other.share,
+        "host_floor_ns": None if noise is None else noise.floor_ns,
         "degraded_reason": reason,
     }
+
+
+def _noise_beside() -> HostNoise | None:
+    """The host's own stalls right after a point (loggp/metrics/hostnoise.py); None when the
+    probe is not built or fails, or when other work ran during it: its stalls would then be
+    that work's, not the host's."""
+    before = cpu_sample()
+    noise = measure_host_noise(seconds=BESIDE_S)
+    return None if busy_host(other_work(before, cpu_sample())) else noise
 
 
 def _not_run(p: Point, point_dir: Path, why: str) -> PointRecord:
@@ -227,7 +247,7 @@ def _not_run(p: Point, point_dir: Path, why: str) -> PointRecord:
         result=None,
         shim_stats=[],
         msgs_check=None,
-        **_judgement(None, None, None),
+        **_judgement(None, None, None, None),
         wall_s=0.0,
         started=now,
         finished=now,
@@ -266,9 +286,9 @@ def run_point(exp: Experiment, p: Point, run_dir: Path, opts: RunOptions) -> Poi
             (point_dir / "command").write_text(" ".join(launch.argv) + "\n")
             started = time.time()
             t0 = time.monotonic()
-            before = cpu_sample(opts.node_exporter)
+            before = cpu_sample()
             rc, timed_out = _execute(launch, point_dir, exp.workload_timeout(p.workload), groups)
-            contention = other_cpu(before, cpu_sample(opts.node_exporter))
+            other = other_work(before, cpu_sample())
             wall = time.monotonic() - t0
             service_died = services.failure()
     except ServiceError as e:
@@ -295,7 +315,11 @@ def run_point(exp: Experiment, p: Point, run_dir: Path, opts: RunOptions) -> Poi
             status, value = "failed", None
     check = messages_check(result, stats, exp.emulator.shim == "fabric") if result else None
     late = lateness(stats)
-    reason = degraded_reason(late, injected_delay_ns(p.knobs, stats), contention, opts.host_noise)
+    delay = injected_delay_ns(p.knobs, stats)
+    noise = None
+    if status == STATUS_OK and crosses_bound(late, delay):
+        noise = _noise_beside()
+    reason = degraded_reason(late, delay, other, noise)
     if status == STATUS_OK and reason is not None:
         status = STATUS_DEGRADED
     return _record(
@@ -306,7 +330,7 @@ def run_point(exp: Experiment, p: Point, run_dir: Path, opts: RunOptions) -> Poi
         result=result,
         shim_stats=stats,
         msgs_check=check,
-        **_judgement(late, contention, reason if status == STATUS_DEGRADED else None),
+        **_judgement(late, other, noise, reason if status == STATUS_DEGRADED else None),
         wall_s=wall,
         started=started,
         finished=time.time(),
@@ -347,18 +371,17 @@ def _last_scrape(server: PrometheusServer, finished: int, console: Console) -> N
         console.print(f"warning: {e}")
 
 
-def _host_noise(rec: RunRecord, console: Console) -> HostNoise | None:
+def _host_noise(rec: RunRecord, console: Console) -> None:
     """The host's own stalls before the points (loggp/metrics/hostnoise.py), kept in run.json
-    and printed."""
+    and printed; each point is judged by its own (_noise_beside)."""
     noise = measure_host_noise()
     at = datetime.now(UTC).isoformat(timespec="seconds")
     if noise is None:
         rec.host_noise.append({"at": at, "measured": False})
         console.print("host noise: not measured (loggp-hostnoise not built or failed)")
-        return None
+        return
     rec.host_noise.append({"at": at, "measured": True, **noise.as_dict()})
     console.print(f"host noise: {noise.text()}")
-    return noise
 
 
 def new_record(exp: Experiment, yaml_text: str, source: str, plan: list[Point]) -> RunRecord:
@@ -414,13 +437,9 @@ def run_plan(
             server = _start_prometheus(run_dir, metrics, opts.prometheus, console)
             if server is not None:
                 rec.prometheus = {"url": server.url, "data": "prometheus/data"}
-                opts = dataclasses.replace(
-                    opts,
-                    service_targets=server.services_file,
-                    node_exporter=server.node_exporter_address,
-                )
+                opts = dataclasses.replace(opts, service_targets=server.services_file)
             if exp.emulator.shim != "none":
-                opts = dataclasses.replace(opts, host_noise=_host_noise(rec, console))
+                _host_noise(rec, console)
             rec.state = "running"
             write_run(run_dir, rec)
             columns = (

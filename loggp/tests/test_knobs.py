@@ -239,7 +239,7 @@ EXTRA_ROWS = (
 )
 
 EXTRA_CHECK = r"""
-from analysis.knobs import knob_info
+from loggp.analysis.knobs import knob_info
 from loggp.plan.experiment import ExperimentError, parse_experiment
 from loggp.plan.knobs import KnobSet
 
@@ -262,8 +262,7 @@ except ExperimentError as e:
 def test_a_new_registry_row_reaches_cli_yaml_env_and_report(tmp_path: Path) -> None:
     """Adding a knob is a registry row: with one more row (and no Python change) the knob
     has its CLI option with its help, YAML validation, its variable and its report axis."""
-    for package in ("loggp", "analysis"):
-        shutil.copytree(REPO / package, tmp_path / package, ignore=shutil.ignore_patterns("tests"))
+    shutil.copytree(REPO / "loggp", tmp_path / "loggp", ignore=shutil.ignore_patterns("tests"))
     registry = tmp_path / REGISTRY_FILE
     registry.parent.mkdir(parents=True)
     registry.write_text(registry_path().read_text() + EXTRA_ROWS)

@@ -38,6 +38,7 @@ def record(**kw: object) -> PointRecord:
         "late_max_ns": 1500,
         "early_releases": 0,
         "host_other_cpu": 0.25,
+        "host_floor_ns": 36_000,
         "degraded_reason": None,
         "wall_s": 2.0,
         "started": 100.0,
@@ -79,7 +80,7 @@ def _older_store(run_dir: Path) -> None:
     Store(run_dir).close()
     db = sqlite3.connect(run_dir / STORE_FILE)
     for col in ("releases", "late_p99_ns", "late_max_ns", "early_releases", "host_other_cpu",
-                "degraded_reason"):  # fmt: skip
+                "host_floor_ns", "degraded_reason"):  # fmt: skip
         db.execute(f"ALTER TABLE points DROP COLUMN {col}")
     old = [c for c in COLUMNS if c in {r[1] for r in db.execute("PRAGMA table_info(points)")}]
     db.execute(
@@ -105,7 +106,8 @@ def test_an_older_store_is_not_resumed(tmp_path: Path) -> None:
         Store(tmp_path)
     assert str(info.value) == (
         f"{tmp_path / STORE_FILE}: written by an older loggp, table 'points' lacks column(s) "
-        "releases, late_p99_ns, late_max_ns, early_releases, host_other_cpu, degraded_reason: "
+        "releases, late_p99_ns, late_max_ns, early_releases, host_other_cpu, host_floor_ns, "
+        "degraded_reason: "
         "it can be reported but not resumed; start a new run"
     )
 
@@ -118,3 +120,4 @@ def test_a_degraded_point_is_measured_and_keeps_its_reason(tmp_path: Path) -> No
     assert p.value == 1.5 and p.result_metric("time_s") == 1.5
     assert p.degraded_reason == "p99 lateness up to 4 us ..."
     assert p.row["late_p99_ns"] == 1000 and p.row["host_other_cpu"] == 0.25
+    assert (p.host_other_cpu, p.host_floor_ns) == (0.25, 36_000)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shlex
 import sys
 from pathlib import Path
@@ -11,7 +12,7 @@ import pytest
 
 from loggp.results.reader import read_points
 from loggp.results.store import STORE_FILE
-from loggp.tests.cli import loggp
+from loggp.tests.cli import judged_ok, loggp
 
 pytestmark = pytest.mark.unit
 
@@ -59,7 +60,7 @@ def test_run_stores_every_point(fake_build: Path, tmp_path: Path) -> None:
     assert by_id["w/overhead=5us/r0"]["value"] == pytest.approx(1.1)
     assert json.loads(by_id["w/latency=20us/r1"]["knobs"]) == {"latency": "20us"}
     assert by_id["w/latency=20us/r1"]["sweep_value"] == 20.0
-    assert all(r["status"] == "ok" and r["metric"] == "time_s" for r in stored)
+    assert all(judged_ok(r) and r["metric"] == "time_s" for r in stored)
     # The fake shim library carries nothing, so the message check must flag it.
     assert by_id["w/baseline/r0"]["msgs_check"].startswith("mismatch: the shim carried 0")
     run = json.loads((out / "run.json").read_text())
@@ -84,7 +85,7 @@ def test_failed_points_recorded_and_run_goes_on(fake_build: Path, tmp_path: Path
     bad = by_id["w/latency=20us/r0"]
     assert (bad["status"], bad["exit_code"], bad["value"]) == ("failed", 3, None)
     assert "failing as asked" in bad["stderr_tail"]
-    assert by_id["w/latency=30us/r0"]["status"] == "ok"
+    assert judged_ok(by_id["w/latency=30us/r0"])
     assert "point w/latency=20us/r0: failed" in res.stdout
     assert json.loads((out / "run.json").read_text())["state"] == "failed"
 
@@ -122,16 +123,17 @@ def test_a_late_shim_makes_a_degraded_point_kept_with_its_reason(
     bad = by_id["w/latency=20us/r0"]
     assert bad["status"] == "degraded" and bad["value"] == pytest.approx(1.2)
     assert (bad["releases"], bad["late_p99_ns"], bad["late_max_ns"]) == (100, 12000, 12000)
-    assert bad["early_releases"] == 0 and bad["host_other_cpu"] is None  # no node exporter
-    assert bad["degraded_reason"] == (
-        "p99 lateness up to 12 us exceeds 2 us = max(2 us, 5 % of the injected delay 20 us); "
-        "host CPU not measured"
-    )
+    assert bad["early_releases"] == 0 and 0 <= bad["host_other_cpu"] <= 1  # from /proc/stat
+    assert re.fullmatch(
+        r"p99 lateness up to 12 us exceeds 2 us = max\(2 us, 5 % of the injected delay 20 us\); "
+        r"host CPU \d+ % busy with other work( \(above 25 %\))?",
+        bad["degraded_reason"],
+    ), bad["degraded_reason"]
     clean = by_id["w/latency=30us/r0"]
-    assert clean["status"] == "ok" and clean["releases"] is None
-    assert clean["degraded_reason"] is None
+    assert judged_ok(clean) and clean["releases"] is None
     assert f"point w/latency=20us/r0: degraded ({bad['degraded_reason']})" in res.stdout
-    assert "1 ok" not in res.stdout and "4 ok, 1 degraded, 0 failed" in res.stdout
+    ok = sum(r["status"] == "ok" for r in by_id.values())
+    assert f"{ok} ok, {5 - ok} degraded, 0 failed" in res.stdout
 
 
 def test_strict_makes_a_degraded_point_a_failure(fake_build: Path, tmp_path: Path) -> None:
@@ -141,9 +143,8 @@ def test_strict_makes_a_degraded_point_a_failure(fake_build: Path, tmp_path: Pat
                 "--strict", env_extra={"FAKE_WORKLOAD": "late:20"})  # fmt: skip
     assert res.returncode == 1
     assert len(rows(out)) == 5  # the run went on
-    assert "--strict: 1 point(s) degraded by the shim's own error: w/latency=20us/r0" in (
-        res.stdout
-    )
+    strict = res.stdout.split("--strict: ")[1]
+    assert " point(s) degraded (reasons above): " in strict and "w/latency=20us/r0" in strict
     assert json.loads((out / "run.json").read_text())["state"] == "failed"
 
 
@@ -205,7 +206,7 @@ def test_warmup_runs_each_workload_before_its_first_point(fake_build: Path, tmp_
         "20 0", "20 0", "30 0", "0 5",
         "0 0", "0 0", "10 0", "20 0", "30 0", "0 5",
     ]  # fmt: skip
-    assert len(rows(out)) == 10 and all(r["status"] == "ok" for r in rows(out))
+    assert len(rows(out)) == 10 and all(judged_ok(r) for r in rows(out))
 
 
 def test_resume_refuses_another_experiment(fake_build: Path, tmp_path: Path) -> None:
@@ -276,7 +277,10 @@ def test_run_metrics_reach_a_real_prometheus(fake_build: Path, tmp_path: Path) -
         out, node_exporter=False, config_name="readback.yml", log_name="readback.log"
     )
     with reader:
-        found = reader.query('loggp_run_points_finished_total{status="ok"}', time=end + 15)
+        # ok, or degraded by the other work of a busy host (loggp/results/judge.py)
+        found = reader.query(
+            'sum(loggp_run_points_finished_total{status=~"ok|degraded"})', time=end + 15
+        )
         planned = reader.query("loggp_run_points_planned", time=end + 15)
     assert [s.value for s in found] == [5.0]
     assert [s.value for s in planned] == [5.0]

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from analysis.errors import ReportError
+from loggp.analysis.errors import ReportError
 from loggp.results.reader import StoredPoint, read_points
 from loggp.results.rundir import RUN_FILE, RunDirError, read_run_doc
 from loggp.results.store import STORE_FILE, StoreError

@@ -2,9 +2,14 @@
 
 Martin, Vahdat, Culler and Anderson (ISCA'97; [LogGP] in docs/design.md) report, for Split-C
 applications on a NOW, how run time grows with added overhead, gap, latency and bulk
-gap.  Each finding below is assessed from this run's curves and model lines only: a
-verdict is `reproduced`, `not reproduced` or `not measured` (the run lacks the workloads
-or knobs it needs), with the numbers that decided it.
+gap.  Each finding below is assessed from this run's curves and model lines only, and
+claims only what the spread of the repeats supports: `reproduced` when the finding's
+ordering holds with non-overlapping spreads, `not reproduced` when the opposite does,
+`inconclusive: intervals overlap` when the spreads leave it open, `inconclusive: too few
+repeats` when a point it needs has fewer than MIN_REPEATS repeats, or `not measured` (the
+run lacks the workloads or knobs it needs), with the numbers that decided it.  A point's
+spread is its order-statistic interval, else the range of its repeats
+(loggp/analysis/monotone.py's `spread`); a slope's is the slope of each end.
 
 Workloads are recognised by name (case, '-' and '_' ignored): em3d_read / em3dread,
 em3d_write, radix, radb, sample, connect, barnes, nowsort, as the sensitivity suite names
@@ -16,13 +21,16 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from analysis.knobs import knob_info
-from analysis.model import Models
-from analysis.slowdown import Analysis, Curve
+from loggp.analysis.knobs import knob_info
+from loggp.analysis.model import Models
+from loggp.analysis.monotone import MIN_REPEATS, spread
+from loggp.analysis.slowdown import Analysis, Curve, CurvePoint
 
 REPRODUCED = "reproduced"
 NOT_REPRODUCED = "not reproduced"
 NOT_MEASURED = "not measured"
+INCONCLUSIVE = "inconclusive: intervals overlap"
+TOO_FEW = f"inconclusive: too few repeats (a point with fewer than {MIN_REPEATS})"
 
 READERS = ("em3dread", "barnes", "connect")  # blocking remote reads: round trips
 FINE_GRAINED = ("radix", "em3dwrite")  # many small one-way messages
@@ -60,31 +68,100 @@ def _base_x(curve: Curve) -> float:
     return next((cp.x for cp in curve.points if cp.baseline), 0.0)
 
 
-def _slope(curve: Curve) -> float | None:
+@dataclass(frozen=True)
+class Slope:
+    """Added slowdown per unit of Δ, with the slopes of its point's spread (None with fewer
+    than MIN_REPEATS repeats)."""
+
+    median: float
+    low: float | None
+    high: float | None
+
+    def text(self) -> str:
+        if self.low is None or self.high is None:
+            return f"{self.median:.3g}"
+        return f"{self.median:.3g} [{self.low:.3g}, {self.high:.3g}]"
+
+
+def _spread(analysis: Analysis, cp: CurvePoint) -> tuple[float, float] | None:
+    return spread(cp, analysis.slowdown) if cp.stat.n >= MIN_REPEATS else None
+
+
+def _slope(analysis: Analysis, curve: Curve) -> Slope | None:
     """Added slowdown per unit of Δ at the largest Δ measured: (s - 1) / Δ, with Δ the
     swept value minus the baseline's (a baseline emulating the study's network sets it)."""
     far = max((cp for cp in curve.points if not cp.baseline), key=lambda cp: cp.x, default=None)
     if far is None or far.x <= _base_x(curve):
         return None
-    return (far.stat.median - 1.0) / (far.x - _base_x(curve))
+    dx = far.x - _base_x(curve)
+    ends = _spread(analysis, far)
+    if ends is None:
+        return Slope((far.stat.median - 1.0) / dx, None, None)
+    return Slope((far.stat.median - 1.0) / dx, (ends[0] - 1.0) / dx, (ends[1] - 1.0) / dx)
 
 
-def _slopes(analysis: Analysis, knob: str, keys: Sequence[str] | None = None) -> dict[str, float]:
+def _slopes(analysis: Analysis, knob: str, keys: Sequence[str] | None = None) -> dict[str, Slope]:
     summary = analysis.knob(knob)
     if summary is None:
         return {}
-    out: dict[str, float] = {}
+    out: dict[str, Slope] = {}
     for c in summary.curves:
         if keys is not None and _key(c.workload) not in keys:
             continue
-        s = _slope(c)
+        s = _slope(analysis, c)
         if s is not None:
             out[c.workload] = s
     return out
 
 
-def _fmt(slopes: dict[str, float], unit: str) -> str:
-    return ", ".join(f"{w} {s:.3g}{unit}" for w, s in slopes.items())
+def _above(a: Slope, b: Slope) -> bool | None:
+    """Whether a is above b beyond both spreads: True, False (b above a), None (they overlap
+    or a spread is missing)."""
+    if a.low is None or a.high is None or b.low is None or b.high is None:
+        return None
+    if a.low > b.high:
+        return True
+    if a.high < b.low:
+        return False
+    return None
+
+
+def _open(slopes: Sequence[Slope]) -> str:
+    """The verdict of a finding the spreads leave open."""
+    return TOO_FEW if any(s.low is None for s in slopes) else INCONCLUSIVE
+
+
+def _all_above(high: dict[str, Slope], low: dict[str, Slope]) -> str:
+    """Every slope of high above every slope of low: reproduced when each pair is beyond its
+    spreads, not reproduced when one pair is the other way round beyond them."""
+    pairs = [_above(h, lo) for h in high.values() for lo in low.values()]
+    if all(pairs):
+        return REPRODUCED
+    if any(p is False for p in pairs):
+        return NOT_REPRODUCED
+    return _open([*high.values(), *low.values()])
+
+
+def _steepest(
+    analysis: Analysis, knob: str, keys: Sequence[str], claim: str, group: str
+) -> Finding:
+    """The claim that the workloads named by keys slow more per µs of the knob than every
+    other workload, beyond the intervals."""
+    slopes = _slopes(analysis, knob)
+    mine = {w: s for w, s in slopes.items() if _key(w) in keys}
+    others = {w: s for w, s in slopes.items() if _key(w) not in keys}
+    if not mine or not others:
+        return Finding(claim, NOT_MEASURED, f"needs {group} and other workloads on {knob}")
+    symbol = knob_info(knob).symbol
+    evidence = (
+        f"slowdown per µs of {symbol} [interval]: {group} {_fmt(mine, '')}; "
+        f"others {_fmt(others, '')}"
+    )
+    return Finding(claim, _all_above(mine, others), evidence)
+
+
+def _fmt(slopes: dict[str, Slope], unit: str) -> str:
+    return ", ".join(f"{w} {s.text()}{unit}" for w, s in slopes.items())
 
 
 def overhead_dominates(analysis: Analysis, models: Models) -> Finding:
@@ -96,13 +173,20 @@ def overhead_dominates(analysis: Analysis, models: Models) -> Finding:
     both = [w for w in o if w in lat]
     if not both:
         return Finding(claim, NOT_MEASURED, "needs workloads swept on both overhead and latency")
-    more = [w for w in both if o[w] >= lat[w]]
-    verdict = REPRODUCED if len(more) * 2 > len(both) else NOT_REPRODUCED
-    worst = max(both, key=lambda w: o[w])
+    more = [w for w in both if _above(o[w], lat[w])]
+    less = [w for w in both if _above(o[w], lat[w]) is False]
+    if len(more) * 2 > len(both):
+        verdict = REPRODUCED
+    elif (len(both) - len(less)) * 2 <= len(both):
+        verdict = NOT_REPRODUCED
+    else:
+        verdict = _open([s for w in both for s in (o[w], lat[w])])
+    worst = max(both, key=lambda w: o[w].median)
     evidence = (
-        f"{len(more)} of {len(both)} workloads slow more per µs of Δo than of ΔL "
-        f"(slowdown per µs: overhead {_fmt({w: o[w] for w in both}, '')}; "
-        f"latency {_fmt({w: lat[w] for w in both}, '')}); steepest under overhead: {worst}"
+        f"{len(more)} of {len(both)} workloads slow more per µs of Δo than of ΔL beyond "
+        f"their intervals, {len(less)} less (slowdown per µs [interval]: overhead "
+        f"{_fmt({w: o[w] for w in both}, '')}; latency {_fmt({w: lat[w] for w in both}, '')}); "
+        f"steepest under overhead: {worst}"
     )
     return Finding(claim, verdict, evidence)
 
@@ -112,14 +196,7 @@ def readers_latency_bound(analysis: Analysis, models: Models) -> Finding:
         "Applications that do blocking remote reads (EM3D(read), Barnes, Connect) are the "
         "most latency-sensitive; the others largely ignore added latency"
     )
-    slopes = _slopes(analysis, "latency")
-    readers = {w: s for w, s in slopes.items() if _key(w) in READERS}
-    others = {w: s for w, s in slopes.items() if _key(w) not in READERS}
-    if not readers or not others:
-        return Finding(claim, NOT_MEASURED, "needs reading and non-reading workloads on latency")
-    ok = min(readers.values()) > max(others.values())
-    evidence = f"slowdown per µs of ΔL: readers {_fmt(readers, '')}; others {_fmt(others, '')}"
-    return Finding(claim, REPRODUCED if ok else NOT_REPRODUCED, evidence)
+    return _steepest(analysis, "latency", READERS, claim, "readers")
 
 
 def em3d_latency_model(analysis: Analysis, models: Models) -> Finding:
@@ -144,11 +221,22 @@ def em3d_overhead_underpredicts(analysis: Analysis, models: Models) -> Finding:
         return Finding(claim, NOT_MEASURED, "needs em3d_read on overhead with message counts")
     far = max(curve.points, key=lambda cp: cp.x)
     predicted = model.slowdown(far.x)
-    ok = far.stat.median > predicted
+    ends = _spread(analysis, far)
+    if ends is None:
+        verdict, shown = TOO_FEW, ""
+    else:
+        verdict = (
+            REPRODUCED
+            if ends[0] > predicted
+            else NOT_REPRODUCED
+            if ends[1] <= predicted
+            else INCONCLUSIVE
+        )
+        shown = f" [{ends[0]:.2f}, {ends[1]:.2f}]"
     return Finding(
         claim,
-        REPRODUCED if ok else NOT_REPRODUCED,
-        f"at Δo = {far.x - _base_x(curve):g} µs measured ×{far.stat.median:.2f}, "
+        verdict,
+        f"at Δo = {far.x - _base_x(curve):g} µs measured ×{far.stat.median:.2f}{shown}, "
         f"model ×{predicted:.2f}",
     )
 
@@ -162,29 +250,37 @@ def bulk_insensitive(analysis: Analysis, models: Models) -> Finding:
     curves = [c for c in summary.curves if _key(c.workload) in BULK] if summary else []
     knee = BULK_KNEE_MBPS * (1 - KNEE_REL)
     above = {
-        c.workload: max(cp.stat.median for cp in c.points if cp.x >= knee)
+        c.workload: [cp for cp in c.points if cp.x >= knee]
         for c in curves
         if any(cp.x >= knee for cp in c.points)
     }
     if not above:
         return Finding(claim, NOT_MEASURED, "needs radb or nowsort on bandwidth ≥ 15 MB/s")
-    ok = all(s < INSENSITIVE for s in above.values())
+    ends = [_spread(analysis, cp) for cps in above.values() for cp in cps]
+    if any(e is not None and e[0] >= INSENSITIVE for e in ends):
+        verdict = NOT_REPRODUCED
+    elif any(e is None for e in ends):
+        verdict = TOO_FEW
+    else:
+        verdict = REPRODUCED if all(e[1] < INSENSITIVE for e in ends if e) else INCONCLUSIVE
+    worst = {w: max(cps, key=lambda cp: cp.stat.median) for w, cps in above.items()}
     evidence = "worst slowdown at bandwidth ≥ {:g} MB/s: {}".format(
-        BULK_KNEE_MBPS, ", ".join(f"{w} ×{s:.2f}" for w, s in above.items())
+        BULK_KNEE_MBPS,
+        ", ".join(
+            f"{w} ×{cp.stat.median:.2f}{_ends_text(analysis, cp)}" for w, cp in worst.items()
+        ),
     )
-    return Finding(claim, REPRODUCED if ok else NOT_REPRODUCED, evidence)
+    return Finding(claim, verdict, evidence)
+
+
+def _ends_text(analysis: Analysis, cp: CurvePoint) -> str:
+    ends = _spread(analysis, cp)
+    return "" if ends is None else f" [{ends[0]:.2f}, {ends[1]:.2f}]"
 
 
 def fine_grained_gap(analysis: Analysis, models: Models) -> Finding:
     claim = "Fine-grained one-way communication (Radix, EM3D(write)) is the most sensitive to gap"
-    slopes = _slopes(analysis, "gap")
-    fine = {w: s for w, s in slopes.items() if _key(w) in FINE_GRAINED}
-    others = {w: s for w, s in slopes.items() if _key(w) not in FINE_GRAINED}
-    if not fine or not others:
-        return Finding(claim, NOT_MEASURED, "needs radix or em3d_write and others on gap")
-    ok = min(fine.values()) > max(others.values())
-    evidence = f"slowdown per µs of Δg: fine-grained {_fmt(fine, '')}; others {_fmt(others, '')}"
-    return Finding(claim, REPRODUCED if ok else NOT_REPRODUCED, evidence)
+    return _steepest(analysis, "gap", FINE_GRAINED, claim, "fine-grained")
 
 
 ASSESSMENTS: tuple[Callable[[Analysis, Models], Finding], ...] = (

@@ -1,38 +1,26 @@
-"""results.csv: every point with all its stored columns plus the computed slowdown."""
+"""results.csv: every point with all its stored columns plus the computed slowdown, why it is
+on no curve (`excluded`) and why it is left out of its point's slowdown (`outlier`)."""
 
 from __future__ import annotations
 
 import csv
-from collections.abc import Mapping
 from pathlib import Path
 
-from analysis.errors import ReportError
-from analysis.slowdown import Analysis
-from analysis.store import Run
+from loggp.analysis.errors import ReportError
+from loggp.analysis.slowdown import Analysis
+from loggp.analysis.store import Run
 
-EXTRA_COLUMNS = ("slowdown", "baseline_median", "excluded")
-
-
-def csv_columns(run: Run, host_cpu: Mapping[str, float] | None) -> list[str]:
-    cols = [*run.columns, *EXTRA_COLUMNS]
-    if host_cpu is not None:
-        cols.append("host_cpu")
-    return cols
+EXTRA_COLUMNS = ("slowdown", "baseline_median", "excluded", "outlier")
 
 
-def write_csv(
-    run: Run,
-    analysis: Analysis,
-    path: Path,
-    host_cpu: Mapping[str, float] | None = None,
-) -> Path:
+def write_csv(run: Run, analysis: Analysis, path: Path) -> Path:
     """One row per point, in plan order; empty cells where a value does not apply."""
     excluded = {e.point.point_id: e.reason for e in analysis.excluded}
     for wl, why in analysis.no_baseline.items():
         for p in run.points:
             if p.workload == wl and p.point_id not in excluded:
                 excluded[p.point_id] = f"no baseline: {why}"
-    cols = csv_columns(run, host_cpu)
+    cols = [*run.columns, *EXTRA_COLUMNS]
     try:
         with path.open("w", newline="", encoding="utf-8") as f:
             w = csv.DictWriter(f, fieldnames=cols, extrasaction="ignore")
@@ -43,8 +31,8 @@ def write_csv(
                 row["slowdown"] = _num(analysis.slowdown.get(p.point_id))
                 row["baseline_median"] = _num(base.median if base is not None else None)
                 row["excluded"] = excluded.get(p.point_id, "")
-                if host_cpu is not None:
-                    row["host_cpu"] = _num(host_cpu.get(p.point_id))
+                outlier = analysis.outlier(p.point_id)
+                row["outlier"] = "" if outlier is None else outlier.reason
                 w.writerow({k: "" if v is None else v for k, v in row.items()})
     except OSError as e:
         raise ReportError(f"{path}: cannot write: {e.strerror or e}") from None

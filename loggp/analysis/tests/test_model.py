@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from analysis.model import Model, Models, fit_models, metric_seconds, r_squared
-from analysis.slowdown import analyse
-from analysis.store import load_run
-from analysis.tests.rundata import APP_MSGS, Row, app, make_run
+from loggp.analysis.model import Model, Models, fit_models, metric_seconds, r_squared
+from loggp.analysis.slowdown import analyse
+from loggp.analysis.store import load_run
+from loggp.analysis.tests.rundata import APP_MSGS, Row, app, make_run
 
 pytestmark = pytest.mark.unit
 

@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import csv
 import json
-import math
 import sqlite3
 from pathlib import Path
 
 import pytest
 from matplotlib.image import imread
 
-from analysis.report import ReportError, write_report
-from analysis.tests.rundata import (
+from loggp.analysis.report import ReportError, write_report
+from loggp.analysis.tests.rundata import (
     CPU_MODEL,
     DEGRADED_REASON,
     GIT_REVISION,
@@ -68,10 +67,11 @@ def test_html_contents(run_dir: Path) -> None:
     assert CPU_MODEL in html
     assert "node&lt;1&gt;" in html and "node<1>" not in html
     assert "fi_info: 1.17.0" in html
-    prov = html.split('<table class="provenance">')[1].split("</table>")[0]
-    assert "<tr><th>state</th><td>complete</td></tr>" in prov
-    assert "<tr><th>source</th><td>suites/unit.yaml</td></tr>" in prov
-    assert "<tr><th>argv</th><td>loggp run suite.yaml</td></tr>" in prov
+    prov = html.split('<pre class="yaml provenance">')[1].split("</pre>")[0]
+    assert prov.startswith(f"name: {RUN_NAME}\nstate: complete\nsource: suites/unit.yaml\n")
+    assert "argv:\n- loggp\n- run\n- suite.yaml\n" in prov
+    # last: after every table
+    assert html.index('id="provenance"') > html.index("<h2>All points</h2>")
     # baselines: app 0.9, 1.0, 1.1 s; server 1000, 1000 ops/s
     baselines = html.split('<table class="baselines">')[1].split("</table>")[0]
     assert '<th>app</th><td>time_s (time)</td><td class="num">1.00</td>' in baselines  # n < 6
@@ -100,19 +100,28 @@ def test_html_contents(run_dir: Path) -> None:
     # message-count check
     assert "mismatch: workload 50000 != shim 49990" in html
     assert "Message-count check: 14 match, 1 mismatch" in html
-    assert "host CPU" not in html
+    assert '<span class="cpu">other work 2 %</span>' in html  # every ok point: 2 %
 
 
-def test_host_cpu_shown(run_dir: Path) -> None:
-    cpu = {f"app/latency=10/r{i}": v for i, v in enumerate((0.4, 0.5, 0.6))}
-    cpu["app/gap=10/r0"] = 0.99
-    html = write_report(run_dir, host_cpu=cpu).read_text()
-    assert "host CPU" in html
-    assert '<span class="cpu">CPU 50%</span>' in html  # mean over the three repeats
-    assert ">99%</td>" in html  # the failed point's own row
-    rows = read_csv(run_dir / "report" / "results.csv")
-    assert float(rows["app/latency=10/r2"]["host_cpu"]) == 0.6
-    assert rows["app/latency=100/r0"]["host_cpu"] == ""
+def test_other_work_is_shown_as_stored(tmp_path: Path) -> None:
+    """One figure everywhere: the other work the runner stored (host_other_cpu), never the
+    run's own ranks' CPU."""
+    rows = [
+        app("baseline", None, 0, 1.0),
+        app("latency", 10, 0, 1.5, other_cpu=0.10),
+        app("latency", 10, 1, 1.5, other_cpu=0.30),
+        app("latency", 10, 2, 1.6, other_cpu=0.60, status="degraded"),
+        app("latency", 20, 0, None, status="failed"),
+    ]
+    run = make_run(tmp_path, rows)
+    html = write_report(run).read_text()
+    # the cell's mean over its repeats, red above the 25 % that degrades a point
+    assert '<span class="bad">other work 33 %</span>' in html
+    points = html.split('<table class="points">')[1].split("</table>")[0]
+    assert "<th>other work</th>" in points and ">60 %</td>" in points
+    rows_csv = read_csv(run / "report" / "results.csv")
+    assert float(rows_csv["app/latency=10/r2"]["host_other_cpu"]) == 0.6
+    assert rows_csv["app/latency=20/r0"]["host_other_cpu"] == ""
 
 
 def read_csv(path: Path) -> dict[str, dict[str, str]]:
@@ -125,7 +134,7 @@ def test_csv_rows(run_dir: Path) -> None:
     path = run_dir / "report" / "results.csv"
     with path.open(newline="") as f:
         header = next(csv.reader(f))
-    assert header == [*COLUMNS, "slowdown", "baseline_median", "excluded"]
+    assert header == [*COLUMNS, "slowdown", "baseline_median", "excluded", "outlier"]
     rows = read_csv(path)
     con = sqlite3.connect(run_dir / "results.sqlite")
     ids = [r[0] for r in con.execute("SELECT point_id FROM points ORDER BY seq")]
@@ -164,7 +173,7 @@ def test_degraded_points_stay_on_the_curves_and_are_marked(tmp_path: Path) -> No
     rows = [
         app("baseline", None, 0, 1.0),
         app("latency", 10, 0, 2.0),
-        app("latency", 10, 1, 4.0, status="degraded"),
+        app("latency", 10, 1, 2.2, status="degraded"),  # near its clean sibling: no outlier
         app("latency", 20, 0, 3.0),
         app("latency", 30, 0, None, status="failed"),
     ]
@@ -173,7 +182,7 @@ def test_degraded_points_stay_on_the_curves_and_are_marked(tmp_path: Path) -> No
     assert "5 point(s), 3 ok, " in html and "1 degraded ⚠</span>" in html
     assert "2 not ok" not in html and "1 not ok" in html
     # on the curve: the median at 10 us is over both repeats, the cell marks the degraded one
-    assert "3.00 <span" in html and "⚠ 1 degraded" in html
+    assert "2.10 <span" in html and "⚠ 1 degraded" in html
     assert "4 point(s), 2 ok, 1 degraded." in html
     degraded = html.split('<h2 id="degraded">')[1].split("<h2")[0]
     assert "app/latency=10/r1" in degraded and DEGRADED_REASON in degraded
@@ -188,7 +197,7 @@ def test_degraded_points_stay_on_the_curves_and_are_marked(tmp_path: Path) -> No
         "",
         DEGRADED_REASON,
     )
-    assert float(row["slowdown"]) == 4.0 and row["late_p99_ns"] == "8000"
+    assert float(row["slowdown"]) == 2.2 and row["late_p99_ns"] == "8000"
 
 
 def test_the_summary_names_the_hosts_own_stalls(tmp_path: Path) -> None:
@@ -286,11 +295,6 @@ def test_bad_json_cell_in_ok_point(run_dir: Path) -> None:
     expect_error(run_dir, str(db), "app/latency=10/r0", "result is not JSON")
 
 
-def test_bad_host_cpu(run_dir: Path) -> None:
-    expect_error(run_dir, "host_cpu", "app/baseline/r0", host_cpu={"app/baseline/r0": "lots"})
-    expect_error(run_dir, "not finite", host_cpu={"app/baseline/r0": math.nan})
-
-
 def test_out_dir_not_writable(run_dir: Path, tmp_path: Path) -> None:
     blocker = tmp_path / "blocker"
     blocker.write_text("a file where the report directory should go")
@@ -304,7 +308,54 @@ def test_interval_and_unfit_model_in_table(tmp_path: Path) -> None:
     msgs = {"critical_path": 100_000}
     rows = [Row("w", "baseline", None, r, 1.0, msgs=msgs) for r in range(6)]
     rows += [Row("w", "latency", 10, r, v, msgs=msgs)
-             for r, v in enumerate([1.1, 1.2, 1.2, 1.3, 1.3, 5.0])]  # fmt: skip
+             for r, v in enumerate([1.0, 1.1, 1.2, 1.3, 1.4, 1.5])]  # fmt: skip
     html = write_report(make_run(tmp_path, rows)).read_text()
-    assert '1.25 [1.10, 5.00] <span class="n">n=6</span>' in html
+    assert '1.25 [1.00, 1.50] <span class="n">n=6</span>' in html
     assert "does not fit, not drawn" in html and "max error ×" in html
+
+
+def test_the_report_leads_with_the_answer(tmp_path: Path) -> None:
+    """Headline per workload, then the figures, then findings and tables, provenance last."""
+    rows = [Row("w", "baseline", None, r, 1.0) for r in range(6)]
+    rows += [Row("w", "latency", 100, r, 11.0 + 0.2 * r) for r in range(6)]
+    rows += [Row("w", "overhead", 50, r, 3.0 + 0.1 * r) for r in range(6)]
+    html = write_report(make_run(tmp_path, rows)).read_text()
+    head = html.split('<table class="headline" id="headline">')[1].split("</table>")[0]
+    # latency: ×11.5 at ΔL = 100 µs with its interval; overhead second
+    assert "<th>w</th><td>latency</td>" in head
+    assert "×11.5 [11.0, 12.0] at ΔL = 100 µs (n=6)" in head
+    assert "overhead ×3.25 at Δo = 50 µs" in head
+    order = [
+        html.index('id="headline"'),
+        html.index('<div class="figures">'),
+        html.index("<h2>Summary</h2>"),
+        html.index("<h2>Baselines</h2>"),
+        html.index('<h2 id="knob-latency">'),
+        html.index('id="provenance"'),
+    ]
+    assert order == sorted(order)
+    assert 'id="host"' not in html  # a quiet run: no banner
+
+
+def test_a_banner_says_when_the_host_shaped_points_and_what_to_do(tmp_path: Path) -> None:
+    rows = [
+        app("baseline", None, 0, 1.0),
+        app("baseline", None, 1, 9.0, status="degraded", other_cpu=0.72),
+        app("latency", 10, 0, 1.5, floor_ns=36_000),  # held to the host's floor: clean
+        app("latency", 10, 1, 1.5),
+    ]
+    html = write_report(make_run(tmp_path, rows)).read_text()
+    banner = html.split('<div class="banner" id="host">')[1].split("</div>")[0]
+    assert html.index('id="host"') < html.index('id="headline"')
+    assert "1 point(s) ran beside other work, up to 72 % of the host&#x27;s CPU" in banner
+    assert "within the host&#x27;s own stops (floor up to 36 us)" in banner
+    assert banner.count("Remedy: ") == 2 and "launcher: {pin: true}" in banner
+
+
+def test_provenance_keeps_the_experiment_file_as_a_block(tmp_path: Path) -> None:
+    run = make_run(tmp_path, [app("baseline", None, 0, 1.0), app("latency", 10, 0, 2.0)])
+    doc = json.loads((run / RUN_FILE).read_text())
+    doc["experiment_yaml"] = "version: 1\nname: unit\nrepeats: 3\n"
+    (run / RUN_FILE).write_text(json.dumps(doc))
+    prov = write_report(run).read_text().split('<pre class="yaml provenance">')[1]
+    assert "experiment_yaml: |\n  version: 1\n  name: unit\n  repeats: 3\n" in prov

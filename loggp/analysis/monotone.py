@@ -8,7 +8,7 @@ busy.  Such a pair is an *inversion* when the two points' spreads do not overlap
 
     high(worse) · (1 + MARGIN) < low(better)
 
-where a point's spread is its order-statistic interval of the median (analysis/slowdown.py)
+where a point's spread is its order-statistic interval of the median (loggp/analysis/slowdown.py)
 when it has one, else the range of its repeats.  Points with fewer than MIN_REPEATS
 repeats are not judged: a single repeat has no spread to be beyond.
 """
@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from analysis.knobs import knob_info
-from analysis.slowdown import Analysis, CurvePoint
+from loggp.analysis.knobs import knob_info
+from loggp.analysis.slowdown import Analysis, CurvePoint
 
 # Spreads must clear each other by this much (relative), so rounding and the last
 # percent of noise never make an inversion.

@@ -6,7 +6,9 @@ value v_i:
     slowdown_i = v_i / median(b)      for times (higher_is_better = 0)
     slowdown_i = median(b) / v_i      for rates (higher_is_better = 1)
 
-The curve at Δ is the median of slowdown_i over the repeats at Δ. Its interval is the
+The curve at Δ is the median of slowdown_i over the repeats at Δ, and the baseline's median
+is over its repeats, both without their outlier repeats (loggp/analysis/outliers.py: kept in the
+tables, marked, and left out of the statistics with the reason shown). Its interval is the
 distribution-free one for a median: of the n sorted values s_(1) ≤ … ≤ s_(n), the pair
 [s_(j), s_(n+1-j)] with the largest j whose coverage 1 - 2·P(Bin(n, ½) ≤ j-1) is still at
 least 95 %; the exact coverage is kept beside it. No pair reaches 95 % with fewer than six
@@ -28,7 +30,8 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from analysis.knobs import knob_info, knob_sort_key
+from loggp.analysis.knobs import knob_info, knob_sort_key
+from loggp.analysis.outliers import Outlier, split
 from loggp.results.reader import StoredPoint
 from loggp.results.store import SWEEP_BASELINE, SWEEP_GRID
 
@@ -87,7 +90,8 @@ def slowdown_of(value: float, baseline: float, higher_is_better: bool) -> float:
 
 @dataclass(frozen=True)
 class Baseline:
-    """A workload's baseline: its measured (ok or degraded) `baseline` points."""
+    """A workload's baseline: its measured (ok or degraded) `baseline` points but the
+    outliers."""
 
     workload: str
     metric: str
@@ -96,6 +100,7 @@ class Baseline:
     point_ids: tuple[str, ...]
     knob_values: dict[str, float]  # the baseline's knobs in report units
     n_degraded: int = 0
+    outliers: tuple[Outlier, ...] = ()  # left out of values
 
     @property
     def stat(self) -> Stat:
@@ -113,6 +118,7 @@ class CurvePoint:
     point_ids: tuple[str, ...]
     baseline: bool = False  # the baseline drawn at Δ = 0
     n_degraded: int = 0  # of the repeats, those stored degraded (marked, not dropped)
+    outliers: tuple[str, ...] = ()  # point_ids of the repeats left out of stat
 
 
 @dataclass(frozen=True)
@@ -158,6 +164,7 @@ class GridCell:
     stat: Stat
     point_ids: tuple[str, ...]
     n_degraded: int = 0
+    outliers: tuple[str, ...] = ()  # point_ids of the repeats left out of stat
 
 
 @dataclass(frozen=True)
@@ -177,6 +184,10 @@ class Analysis:
     knobs: tuple[KnobSummary, ...]
     grid: tuple[GridCell, ...]
     excluded: tuple[Excluded, ...]  # failed, invalid or unusable points
+    outliers: tuple[Outlier, ...] = ()  # measured repeats left out of their point's slowdown
+
+    def outlier(self, point_id: str) -> Outlier | None:
+        return next((o for o in self.outliers if o.point.point_id == point_id), None)
 
     def knob(self, name: str) -> KnobSummary | None:
         return next((k for k in self.knobs if k.knob == name), None)
@@ -214,11 +225,14 @@ def analyse(points: Iterable[StoredPoint]) -> Analysis:
         {p.sweep_knob for p in points} - {SWEEP_BASELINE, SWEEP_GRID},
         key=knob_sort_key,
     )
+    outliers = [o for base in baselines.values() for o in base.outliers]
     knobs = tuple(
-        _knob_summary(k, points, on_curves, baselines, slowdown, workloads) for k in knob_names
+        _knob_summary(k, points, on_curves, baselines, slowdown, workloads, outliers)
+        for k in knob_names
     )
-    grid = _grid(on_curves, slowdown)
+    grid = _grid(on_curves, slowdown, outliers)
     excluded.sort(key=lambda e: (e.point.seq is None, e.point.seq or 0, e.point.point_id))
+    outliers.sort(key=lambda o: (o.point.seq is None, o.point.seq or 0, o.point.point_id))
     return Analysis(
         workloads=workloads,
         baselines=baselines,
@@ -227,6 +241,7 @@ def analyse(points: Iterable[StoredPoint]) -> Analysis:
         knobs=knobs,
         grid=grid,
         excluded=tuple(excluded),
+        outliers=tuple(outliers),
     )
 
 
@@ -261,7 +276,9 @@ def _baselines(
             continue
         # the metric most baseline repeats report; others are excluded as mismatches
         metric, hib = Counter((p.metric, p.higher_is_better) for p in good).most_common(1)[0][0]
-        chosen = [p for p in good if (p.metric, p.higher_is_better) == (metric, hib)]
+        chosen, outliers = split(
+            [p for p in good if (p.metric, p.higher_is_better) == (metric, hib)]
+        )
         baselines[wl] = Baseline(
             workload=wl,
             metric=metric,
@@ -270,6 +287,7 @@ def _baselines(
             point_ids=tuple(p.point_id for p in chosen),
             knob_values=dict(chosen[0].knob_values),
             n_degraded=sum(p.degraded for p in chosen),
+            outliers=tuple(outliers),
         )
     return baselines, no_baseline
 
@@ -288,6 +306,7 @@ def _knob_summary(
     baselines: dict[str, Baseline],
     slowdown: dict[str, float],
     workloads: Sequence[str],
+    outliers: list[Outlier],
 ) -> KnobSummary:
     mine = [p for p in points if p.sweep_knob == knob]
     swept = [p for p in on_curves if p.sweep_knob == knob]
@@ -301,15 +320,19 @@ def _knob_summary(
         for p in wl_points:
             assert p.sweep_value is not None
             by_x.setdefault(p.sweep_value, []).append(p)
-        cps = [
-            CurvePoint(
-                x=x,
-                stat=median_ci([slowdown[p.point_id] for p in ps]),
-                point_ids=tuple(p.point_id for p in ps),
-                n_degraded=sum(p.degraded for p in ps),
+        cps = []
+        for x, group in by_x.items():
+            ps, left_out = split(group)
+            outliers.extend(left_out)
+            cps.append(
+                CurvePoint(
+                    x=x,
+                    stat=median_ci([slowdown[p.point_id] for p in ps]),
+                    point_ids=tuple(p.point_id for p in ps),
+                    n_degraded=sum(p.degraded for p in ps),
+                    outliers=tuple(o.point.point_id for o in left_out),
+                )
             )
-            for x, ps in by_x.items()
-        ]
         bx = baseline_x(knob, base)
         if bx is not None and bx not in by_x:
             cps.append(
@@ -319,6 +342,7 @@ def _knob_summary(
                     point_ids=base.point_ids,
                     baseline=True,
                     n_degraded=base.n_degraded,
+                    outliers=tuple(o.point.point_id for o in base.outliers),
                 )
             )
         cps.sort(key=lambda c: c.x)
@@ -334,19 +358,26 @@ def _knob_summary(
     )
 
 
-def _grid(on_curves: Sequence[StoredPoint], slowdown: dict[str, float]) -> tuple[GridCell, ...]:
+def _grid(
+    on_curves: Sequence[StoredPoint], slowdown: dict[str, float], outliers: list[Outlier]
+) -> tuple[GridCell, ...]:
     cells: dict[tuple[str, str], list[StoredPoint]] = {}
     for p in on_curves:
         if p.sweep_knob == SWEEP_GRID:
             key = (p.workload, json.dumps(p.knob_values, sort_keys=True))
             cells.setdefault(key, []).append(p)
-    return tuple(
-        GridCell(
-            workload=ps[0].workload,
-            knob_values=dict(ps[0].knob_values),
-            stat=median_ci([slowdown[p.point_id] for p in ps]),
-            point_ids=tuple(p.point_id for p in ps),
-            n_degraded=sum(p.degraded for p in ps),
+    out = []
+    for group in cells.values():
+        ps, left_out = split(group)
+        outliers.extend(left_out)
+        out.append(
+            GridCell(
+                workload=ps[0].workload,
+                knob_values=dict(ps[0].knob_values),
+                stat=median_ci([slowdown[p.point_id] for p in ps]),
+                point_ids=tuple(p.point_id for p in ps),
+                n_degraded=sum(p.degraded for p in ps),
+                outliers=tuple(o.point.point_id for o in left_out),
+            )
         )
-        for ps in cells.values()
-    )
+    return tuple(out)

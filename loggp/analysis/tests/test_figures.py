@@ -9,11 +9,11 @@ import pytest
 from matplotlib.figure import Figure
 from matplotlib.image import imread
 
-from analysis.figures import colours, draw, write_figures
-from analysis.model import Models, fit_models
-from analysis.slowdown import Analysis, analyse
-from analysis.store import load_run
-from analysis.tests.rundata import Row, make_run
+from loggp.analysis.figures import colours, draw, write_figures
+from loggp.analysis.model import Models, fit_models
+from loggp.analysis.slowdown import Analysis, analyse
+from loggp.analysis.store import load_run
+from loggp.analysis.tests.rundata import Row, make_run
 
 pytestmark = pytest.mark.unit
 
@@ -99,7 +99,7 @@ def test_model_that_does_not_fit_is_not_drawn(tmp_path: Path) -> None:
     msgs = {"critical_path": 100_000}  # predicts ×2 and ×11 at 10 and 100 µs
     rows = [Row("w", "baseline", None, r, v, msgs=msgs) for r, v in enumerate([1.0] * 6)]
     rows += [Row("w", "latency", 10, r, v, msgs=msgs)
-             for r, v in enumerate([1.1, 1.2, 1.2, 1.3, 1.3, 5.0])]  # fmt: skip
+             for r, v in enumerate([1.0, 1.1, 1.2, 1.3, 1.4, 1.5])]  # fmt: skip
     rows += [Row("w", "latency", 100, r, 1.4, msgs=msgs) for r in range(6)]
     run = load_run(make_run(tmp_path, rows))
     a = analyse(run.points)
@@ -112,4 +112,23 @@ def test_model_that_does_not_fit_is_not_drawn(tmp_path: Path) -> None:
     (ax,) = draw(summary, models, colours(a.workloads)).axes
     assert [t.get_text() for t in ax.get_legend().get_texts()] == ["w"]
     (ten,) = [cp for cp in summary.curves[0].points if cp.x == 10]
-    assert (ten.stat.median, ten.stat.low, ten.stat.high) == (1.25, 1.1, 5.0)
+    assert (ten.stat.median, ten.stat.low, ten.stat.high) == (1.25, 1.0, 1.5)
+
+
+def test_a_wide_interval_is_clipped_and_marked_not_stretching_the_axis(tmp_path: Path) -> None:
+    """Six repeats spread from ×2 to ×130 (too spread for any to be an outlier) draw the
+    curve on an axis set by the medians, the interval cut at the top and marked there."""
+    rows = [Row("w", "baseline", None, r, 1.0) for r in range(6)]
+    rows += [Row("w", "latency", 10, r, v) for r, v in enumerate((2, 3, 4, 100, 120, 130))]
+    run = load_run(make_run(tmp_path, rows))
+    a = analyse(run.points)
+    summary = a.knob("latency")
+    (cp,) = [cp for cp in summary.curves[0].points if not cp.baseline]
+    assert (cp.stat.median, cp.stat.high) == (52.0, 130.0) and not a.outliers
+    (ax,) = draw(summary, fit_models(a, run.points), colours(a.workloads)).axes
+    bottom, top = ax.get_ylim()
+    assert bottom == 0 and 52.0 < top < 60.0
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert "interval clipped above" in legend
+    (marks,) = [c for c in ax.collections if c.get_label() == "interval clipped above"]
+    assert marks.get_offsets().tolist() == [[10.0, top]]

@@ -1,4 +1,4 @@
-"""The KVS study's claims (analysis/kap.py) assessed from KAP points with known phases."""
+"""The KVS study's claims (loggp/analysis/kap.py) assessed from KAP points with known phases."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import math
 
 import pytest
 
-from analysis.findings import NOT_MEASURED, NOT_REPRODUCED, REPRODUCED
-from analysis.kap import assess_kap, kap_means, r_squared
+from loggp.analysis.findings import NOT_MEASURED, NOT_REPRODUCED, REPRODUCED
+from loggp.analysis.kap import assess_kap, kap_means, r_squared
 from loggp.results.reader import StoredPoint
 
 pytestmark = pytest.mark.unit

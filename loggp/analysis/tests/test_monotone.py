@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from analysis.html import Page, render
-from analysis.model import fit_models
-from analysis.monotone import WHAT, inversions
-from analysis.slowdown import analyse
-from analysis.store import load_run
-from analysis.tests.rundata import app, make_run, server
+from loggp.analysis.html import Page, render
+from loggp.analysis.model import fit_models
+from loggp.analysis.monotone import WHAT, inversions
+from loggp.analysis.slowdown import analyse
+from loggp.analysis.store import load_run
+from loggp.analysis.tests.rundata import app, make_run, server
 
 pytestmark = pytest.mark.unit
 

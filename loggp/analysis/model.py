@@ -33,7 +33,7 @@ import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from analysis.slowdown import Analysis, Baseline, Curve, baseline_x, median_ci
+from loggp.analysis.slowdown import Analysis, Baseline, Curve, baseline_x, median_ci
 from loggp.results.reader import StoredPoint
 
 # A curve whose median slowdowns span less than this has no R² (it is "flat").

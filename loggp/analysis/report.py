@@ -1,26 +1,23 @@
 """`loggp report`: turn a run directory into slowdown figures, tables and an HTML page.
 
-    from analysis.report import write_report, ReportError
-    index = write_report(run_dir, out_dir=None, host_cpu=None)
+    from loggp.analysis.report import write_report, ReportError
+    index = write_report(run_dir, out_dir=None)
 
 writes into out_dir (default run_dir/"report"): index.html, slowdown_<knob>.png/.svg per
-swept knob that has curves, and results.csv. host_cpu maps point_id -> the host's CPU
-utilisation (0..1) during that point, shown in the tables when given.
+swept knob that has curves, and results.csv.
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Mapping
 from pathlib import Path
 
-from analysis.errors import ReportError
-from analysis.export import write_csv
-from analysis.figures import figure_stem, write_figures
-from analysis.html import Page, write_html
-from analysis.model import fit_models
-from analysis.slowdown import analyse
-from analysis.store import load_run
+from loggp.analysis.errors import ReportError
+from loggp.analysis.export import write_csv
+from loggp.analysis.figures import figure_stem, write_figures
+from loggp.analysis.html import Page, write_html
+from loggp.analysis.model import fit_models
+from loggp.analysis.slowdown import analyse
+from loggp.analysis.store import load_run
 
 __all__ = ["ReportError", "write_report"]
 
@@ -28,11 +25,7 @@ INDEX = "index.html"
 CSV = "results.csv"
 
 
-def write_report(
-    run_dir: Path,
-    out_dir: Path | None = None,
-    host_cpu: dict[str, float] | None = None,
-) -> Path:
+def write_report(run_dir: Path, out_dir: Path | None = None) -> Path:
     """Write the report of a run directory; returns the path of index.html.
 
     Raises ReportError (one line naming the file) when the run directory, run.json or
@@ -41,7 +34,6 @@ def write_report(
     """
     run_dir = Path(run_dir)
     run = load_run(run_dir)
-    cpu = _checked_host_cpu(host_cpu)
     out = Path(out_dir) if out_dir is not None else run_dir / "report"
     try:
         out.mkdir(parents=True, exist_ok=True)
@@ -52,28 +44,13 @@ def write_report(
     models = fit_models(analysis, run.points)
     _remove_stale_figures(out, {s.knob for s in analysis.knobs if s.curves})
     figures = write_figures(analysis.knobs, models, analysis.workloads, out, run.info.name)
-    write_csv(run, analysis, out / CSV, cpu)
+    write_csv(run, analysis, out / CSV)
     index = out / INDEX
     try:
-        write_html(Page(run, analysis, models, figures, cpu), index)
+        write_html(Page(run, analysis, models, figures), index)
     except OSError as e:
         raise ReportError(f"{index}: cannot write: {e.strerror or e}") from None
     return index
-
-
-def _checked_host_cpu(host_cpu: Mapping[str, float] | None) -> dict[str, float] | None:
-    if host_cpu is None:
-        return None
-    out: dict[str, float] = {}
-    for pid, v in host_cpu.items():
-        try:
-            f = float(v)
-        except (TypeError, ValueError):
-            raise ReportError(f"host_cpu[{pid!r}]: {v!r} is not a number") from None
-        if not math.isfinite(f):
-            raise ReportError(f"host_cpu[{pid!r}]: {v!r} is not finite")
-        out[str(pid)] = f
-    return out
 
 
 def _remove_stale_figures(out: Path, keep: set[str]) -> None:

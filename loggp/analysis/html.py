@@ -1,15 +1,19 @@
 """index.html: one self-contained page (figures embedded as base64 PNG, no external files
-needed to view it) with the slowdown tables, the excluded points and the run's provenance.
+needed to view it) that leads with the answer: a banner when the host could not emulate
+reliably (with the remedy), a headline per workload (the knob it is most sensitive to and
+the slowdown at its worst setting with its interval), the figures side by side, then the
+summary, the findings and the tables, and the run's provenance last, as YAML.
 
+"Other work" is the same figure everywhere: the share of the host's CPU time during a point
+that the run's own processes did not spend (`host_other_cpu`, loggp/metrics/node.py).
 Every value that comes from the run directory is HTML-escaped.
 """
 
 from __future__ import annotations
 
 import base64
-import json
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from html import escape
 from pathlib import Path
@@ -17,26 +21,38 @@ from typing import Any
 
 import yaml
 
-from analysis.figures import FigureFiles
-from analysis.findings import NOT_MEASURED, assess, judged_baseline
-from analysis.kap import assess_kap, kap_means
-from analysis.knobs import knob_info
-from analysis.model import FIT_RULE, Models
-from analysis.monotone import inversions
-from analysis.slowdown import STAT_METHOD, Analysis, CurvePoint, KnobSummary, Stat
-from analysis.store import Run
+from loggp.analysis.figures import DPI, FIGSIZE, FigureFiles
+from loggp.analysis.findings import NOT_MEASURED, assess, judged_baseline
+from loggp.analysis.headline import Headline, Worst, headlines, host_trouble
+from loggp.analysis.kap import assess_kap, kap_means
+from loggp.analysis.knobs import knob_info
+from loggp.analysis.model import FIT_RULE, Models
+from loggp.analysis.monotone import inversions
+from loggp.analysis.slowdown import STAT_METHOD, Analysis, CurvePoint, KnobSummary, Stat
+from loggp.analysis.store import Run
 from loggp.metrics.hostnoise import HostNoise
-from loggp.results.judge import bound_rule
+from loggp.results.judge import OTHER_CPU_LIMIT, bound_rule
 from loggp.results.reader import StoredPoint
 
 # The mark of a table cell or point that holds degraded repeats.
 DEGRADED_MARK = "⚠"
+# The mark of a cell or point with repeats left out of its slowdown (loggp/analysis/outliers.py).
+OUTLIER_MARK = "⊘"
+OUTLIER_RULE = (
+    "outlier: a repeat further than 3.5 robust deviations (1.4826·MAD, at least 5 % of the "
+    "median) from the median of its point's clean repeats, degraded itself unless its point "
+    "has 3 repeats or more, and never more than half of them; kept in the tables, marked "
+    f"{OUTLIER_MARK}, and left out of the slowdown"
+)
 _DELAY = "(the largest of the point’s Δo_s, Δo_r, Δg, ΔL and mean ΔG per message)"
 DEGRADED_RULE = (
-    "degraded: measured, but the shim's own error was above its bound — its p99 release "
-    f"lateness above {bound_rule(_DELAY)}, "
-    f"or an early release; kept on the curves and marked {DEGRADED_MARK}"
+    "degraded: measured, but its own evidence says it may not measure its knobs — other "
+    f"work took more than {100 * OTHER_CPU_LIMIT:.0f} % of the host's CPU during it, or its "
+    f"p99 release lateness was above {bound_rule(_DELAY)} and above the host's own floor "
+    "measured beside it, or the shim released an item early; kept on the curves unless an "
+    f"outlier, and marked {DEGRADED_MARK}"
 )
+OTHER_WORK = "other work"  # the column and cell label of host_other_cpu
 
 # Provenance keys shown first, in this order; the rest follow alphabetically.
 PROVENANCE_ORDER = (
@@ -59,8 +75,17 @@ PROVENANCE_ORDER = (
 )
 
 CSS = """
-body { font-family: sans-serif; margin: 1.5em auto; max-width: 72em; color: #222; }
-h1 { font-size: 1.5em; } h2 { font-size: 1.25em; margin-top: 2em; } h3 { font-size: 1.05em; }
+body { font-family: sans-serif; margin: 1em auto; max-width: 80em; color: #222; padding: 0 1em; }
+h1 { font-size: 1.5em; margin: 0.3em 0; } h2 { font-size: 1.25em; margin-top: 2em; }
+h3 { font-size: 1.05em; }
+.banner { border: 2px solid #c60; background: #fff4e5; padding: 0.4em 0.8em; margin: 0.5em 0; }
+.banner p { margin: 0.2em 0; }
+table.headline { font-size: 1em; margin: 0.3em 0; }
+table.headline td.answer { font-weight: bold; }
+.figures { display: grid; grid-template-columns: repeat(auto-fit, minmax(34em, 1fr));
+  gap: 0.5em 1em; }
+.figures figure { margin: 0; }
+.figures figcaption { color: #555; font-size: 0.85em; }
 table { border-collapse: collapse; margin: 0.5em 0 1em; font-size: 0.9em; }
 th, td { border: 1px solid #bbb; padding: 0.25em 0.6em; text-align: left; vertical-align: top; }
 th { background: #eee; }
@@ -70,7 +95,9 @@ td.none { color: #999; }
 .note { color: #555; }
 .bad { color: #a00; }
 pre { margin: 0; white-space: pre-wrap; font-size: 0.85em; max-width: 50em; }
-img { max-width: 100%; }
+pre.yaml { white-space: pre; background: #f6f6f6; padding: 0.5em; max-width: none;
+  overflow-x: auto; }
+img { max-width: 100%; height: auto; }
 """
 
 
@@ -97,7 +124,7 @@ def fmt_stat(s: Stat) -> str:
 
 
 def fmt_cpu(v: float | None) -> str:
-    return "–" if v is None else f"{100.0 * v:.0f}%"
+    return "–" if v is None else f"{100.0 * v:.0f} %"
 
 
 @dataclass(frozen=True)
@@ -106,7 +133,6 @@ class Page:
     analysis: Analysis
     models: Models
     figures: Sequence[FigureFiles]
-    host_cpu: Mapping[str, float] | None = None
 
 
 def render(page: Page) -> str:
@@ -117,22 +143,26 @@ def render(page: Page) -> str:
         f"<title>loggp report: {e(name)}</title>",
         f"<style>{CSS}</style></head><body>",
         f"<h1>loggp report: {e(name)}</h1>",
+        _banner(page),
+        _headline(page),
+        _figures(page),
         _summary(page),
-        _provenance(page),
+        _findings(page),
+        _kap(page),
         _baselines(page),
     ]
-    figures = {f.knob: f for f in page.figures}
-    for summary in page.analysis.knobs:
-        parts.append(_knob_section(page, summary, figures.get(summary.knob)))
-    parts.append(_findings(page))
-    parts.append(_kap(page))
-    parts.append(_grid(page))
-    parts.append(_excluded(page))
-    parts.append(_degraded(page))
-    parts.append(_all_points(page))
-    parts.append(_experiment(page))
-    parts.append(_definitions())
-    parts.append("</body></html>")
+    parts += [_knob_section(page, summary) for summary in page.analysis.knobs]
+    parts += [
+        _grid(page),
+        _excluded(page),
+        _degraded(page),
+        _outliers(page),
+        _all_points(page),
+        _provenance(page),
+        _experiment(page),
+        _definitions(),
+        "</body></html>",
+    ]
     return "\n".join(p for p in parts if p) + "\n"
 
 
@@ -142,6 +172,59 @@ def write_html(page: Page, path: Path) -> Path:
 
 
 # --- sections ---------------------------------------------------------------------------
+
+
+def _banner(page: Page) -> str:
+    """What the host did to the points, with the remedy (loggp/analysis/headline.py)."""
+    trouble = host_trouble(page.run.points)
+    if not trouble:
+        return ""
+    lines = "".join(f"<p><b>{e(t.what)}.</b> Remedy: {e(t.remedy)}.</p>" for t in trouble)
+    return (
+        '<div class="banner" id="host"><p><b>This host could not emulate every point '
+        "reliably.</b></p>"
+        f'{lines}<p class="note">The points are marked below '
+        '(<a href="#degraded">degraded</a>, <a href="#outliers">outliers</a>).</p></div>'
+    )
+
+
+def _worst_text(w: Worst) -> str:
+    cp = w.point
+    text = f"×{fmt_stat(cp.stat)} at {w.at()}"
+    if cp.stat.low is None:
+        text += f" (n={cp.stat.n}, no interval below 6 repeats)"
+    else:
+        text += f" (n={cp.stat.n})"
+    return text
+
+
+def _headline_row(h: Headline) -> str:
+    top = h.top
+    if top is None:
+        return f'<tr><th>{e(h.workload)}</th><td class="note" colspan="3">{e(h.why_none)}</td></tr>'
+    marks = _degraded_mark(top.point.n_degraded) + _outlier_mark(len(top.point.outliers))
+    others = "; ".join(f"{w.knob} ×{fmt(w.point.stat.median)} at {w.at()}" for w in h.knobs[1:])
+    return (
+        f"<tr><th>{e(h.workload)}</th><td>{e(top.knob)}</td>"
+        f'<td class="answer">{e(_worst_text(top))}{marks}</td>'
+        f"<td>{e(others) or '–'}</td></tr>"
+    )
+
+
+def _headline(page: Page) -> str:
+    rows = "".join(_headline_row(h) for h in headlines(page.analysis))
+    return (
+        '<table class="headline" id="headline"><tr><th>workload</th>'
+        "<th>most sensitive to</th><th>slowdown at the worst setting swept "
+        "[≥95 % interval]</th><th>the other knobs, at theirs</th></tr>"
+        f"{rows}</table>"
+    )
+
+
+def _figures(page: Page) -> str:
+    if not page.figures:
+        return ""
+    return '<div class="figures">' + "".join(_figure(f) for f in page.figures) + "</div>"
 
 
 def _summary(page: Page) -> str:
@@ -167,6 +250,11 @@ def _summary(page: Page) -> str:
             items.append(f'<span class="bad">Knob {e(k.knob)}: no figure</span> ({e(why)}).')
     for inv in inversions(a):
         items.append(f'<span class="bad">{e(inv.text())}</span>.')
+    if a.outliers:
+        items.append(
+            f'<span class="bad">{len(a.outliers)} outlier repeat(s) {OUTLIER_MARK} left out of '
+            'their point\'s slowdown</span> (<a href="#outliers">below</a>).'
+        )
     items.extend(_host_noise(page))
     if "msgs_check" in page.run.columns:
         checks = [p.msgs_check for p in pts if p.msgs_check is not None]
@@ -192,35 +280,36 @@ def _host_noise(page: Page) -> list[str]:
             items.append(f"Host noise at {at}: not measured.")
             continue
         items.append(
-            f"Host noise at {at}: {e(noise.text())} (loggp-hostnoise; a point whose lateness "
-            "bound is below the floor is degraded by the host alone)."
+            f"Host noise at {at}: {e(noise.text())} (loggp-hostnoise before the points; each "
+            "point whose lateness crossed its bound is held to the floor measured beside it)."
         )
     return items
 
 
-def _flatten(d: Mapping[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
-    out: list[tuple[str, Any]] = []
-    for k, v in d.items():
-        key = f"{prefix}{k}"
-        if isinstance(v, Mapping):
-            out.extend(_flatten(v, key + "."))
-        elif isinstance(v, list | tuple):
-            out.append((key, " ".join(map(str, v)) if key.endswith("argv") else json.dumps(v)))
-        else:
-            out.append((key, v))
-    return out
+class _YamlDumper(yaml.SafeDumper):
+    """Multi-line strings (the experiment file, a command's output) as YAML blocks."""
+
+
+def _text_block(dumper: yaml.SafeDumper, text: str) -> yaml.ScalarNode:
+    style = "|" if "\n" in text else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", text, style=style)
+
+
+_YamlDumper.add_representer(str, _text_block)
+
+
+def as_yaml(doc: Any) -> str:
+    return yaml.dump(doc, Dumper=_YamlDumper, sort_keys=False, allow_unicode=True, width=100)
 
 
 def _provenance(page: Page) -> str:
     info = page.run.info
     prov: dict[str, Any] = {"name": info.name, **info.provenance}
-    rows = _flatten(prov)
     rank = {k: i for i, k in enumerate(PROVENANCE_ORDER)}
-    rows.sort(key=lambda kv: (rank.get(kv[0], len(rank)), kv[0]))
-    body = "".join(f"<tr><th>{e(k)}</th><td>{e(v)}</td></tr>" for k, v in rows)
+    ordered = dict(sorted(prov.items(), key=lambda kv: (rank.get(kv[0], len(rank)), kv[0])))
     return (
-        f'<h2>Provenance</h2><p class="note">From {e(info.path)}.</p>'
-        f'<table class="provenance">{body}</table>'
+        f'<h2 id="provenance">Provenance</h2><p class="note">From {e(info.path)}.</p>'
+        f'<pre class="yaml provenance">{e(as_yaml(ordered))}</pre>'
     )
 
 
@@ -239,7 +328,8 @@ def _baselines(page: Page) -> str:
         kind = "rate, higher is better" if base.higher_is_better else "time"
         rows.append(
             f"<tr><th>{e(wl)}</th><td>{e(base.metric)} ({kind})</td>"
-            f'<td class="num">{e(fmt_stat(s))}</td><td class="num">{s.n}</td></tr>'
+            f'<td class="num">{e(fmt_stat(s))}{_outlier_mark(len(base.outliers))}</td>'
+            f'<td class="num">{s.n}</td></tr>'
         )
     return (
         "<h2>Baselines</h2>"
@@ -252,26 +342,35 @@ def _figure(fig: FigureFiles) -> str:
     data = base64.b64encode(fig.png.read_bytes()).decode("ascii")
     alt = f"slowdown against {fig.knob}"
     return (
-        f'<p><img src="data:image/png;base64,{data}" alt="{e(alt)}"></p>'
-        f'<p class="note">Files: <a href="{e(fig.png.name)}">{e(fig.png.name)}</a>, '
-        f'<a href="{e(fig.svg.name)}">{e(fig.svg.name)}</a></p>'
+        f'<figure><img src="data:image/png;base64,{data}" alt="{e(alt)}" '
+        f'width="{round(FIGSIZE[0] * DPI)}" height="{round(FIGSIZE[1] * DPI)}">'
+        f'<figcaption><a href="#knob-{e(fig.knob)}">table</a>; files: '
+        f'<a href="{e(fig.png.name)}">{e(fig.png.name)}</a>, '
+        f'<a href="{e(fig.svg.name)}">{e(fig.svg.name)}</a></figcaption></figure>'
     )
 
 
-def _cpu_mean(page: Page, ids: Iterable[str]) -> float | None:
-    if page.host_cpu is None:
-        return None
-    known = [page.host_cpu[i] for i in ids if i in page.host_cpu]
+def _other_mean(page: Page, ids: Iterable[str]) -> float | None:
+    """The mean other work over the points (those that measured it)."""
+    by_id = {p.point_id: p for p in page.run.points}
+    known = [v for i in ids if (v := by_id[i].host_other_cpu) is not None]
     return sum(known) / len(known) if known else None
+
+
+def _other_cell(page: Page, ids: Iterable[str]) -> str:
+    mean = _other_mean(page, ids)
+    if mean is None:
+        return ""
+    cls = "bad" if mean > OTHER_CPU_LIMIT else "cpu"
+    return f'<br><span class="{cls}">{OTHER_WORK} {e(fmt_cpu(mean))}</span>'
 
 
 def _cell(page: Page, cp: CurvePoint | None) -> str:
     if cp is None:
         return '<td class="num none">–</td>'
     text = f'{e(fmt_stat(cp.stat))} <span class="n">n={cp.stat.n}</span>'
-    text += _degraded_mark(cp.n_degraded)
-    if page.host_cpu is not None:
-        text += f'<br><span class="cpu">CPU {e(fmt_cpu(_cpu_mean(page, cp.point_ids)))}</span>'
+    text += _degraded_mark(cp.n_degraded) + _outlier_mark(len(cp.outliers))
+    text += _other_cell(page, (*cp.point_ids, *cp.outliers))
     return f'<td class="num">{text}</td>'
 
 
@@ -279,7 +378,15 @@ def _degraded_mark(n: int) -> str:
     return f'<br><span class="bad">{DEGRADED_MARK} {n} degraded</span>' if n else ""
 
 
-def _knob_section(page: Page, summary: KnobSummary, fig: FigureFiles | None) -> str:
+def _outlier_mark(n: int) -> str:
+    return (
+        f'<br><a class="bad" href="#outliers">{OUTLIER_MARK} {n} outlier(s) left out</a>'
+        if n
+        else ""
+    )
+
+
+def _knob_section(page: Page, summary: KnobSummary) -> str:
     info = knob_info(summary.knob)
     out = [
         f'<h2 id="knob-{e(summary.knob)}">{e(info.title)}</h2>',
@@ -289,8 +396,6 @@ def _knob_section(page: Page, summary: KnobSummary, fig: FigureFiles | None) -> 
     why = summary.why_no_figure
     if why is not None:
         out.append(f'<p class="bad">No figure: {e(why)}.</p>')
-    if fig is not None:
-        out.append(_figure(fig))
     xs = sorted({cp.x for c in summary.curves for cp in c.points}, reverse=info.decreasing_x)
     if summary.curves or summary.no_baseline:
         base_xs = {cp.x for c in summary.curves for cp in c.points if cp.baseline}
@@ -350,7 +455,7 @@ def _model_cell(page: Page, knob: str, workload: str) -> str:
 
 
 def _findings(page: Page) -> str:
-    """The Berkeley study's findings against this run (analysis/findings.py)."""
+    """The Berkeley study's findings against this run (loggp/analysis/findings.py)."""
     found = assess(page.analysis, page.models)
     head = "<h2>The Berkeley study's findings, measured here</h2>"
     if all(f.verdict == NOT_MEASURED for f in found):
@@ -370,7 +475,7 @@ def _findings(page: Page) -> str:
 
 
 def _kap(page: Page) -> str:
-    """KAP's phases and the KVS study's claims (analysis/kap.py); empty without KAP."""
+    """KAP's phases and the KVS study's claims (loggp/analysis/kap.py); empty without KAP."""
     found = assess_kap(page.run.points)
     if found is None:
         return ""
@@ -407,28 +512,23 @@ def _grid(page: Page) -> str:
         f"<tr><th>{e(c.workload)}</th>"
         f"<td>{e(', '.join(f'{k}={v:g}' for k, v in c.knob_values.items()))}</td>"
         f'<td class="num">{e(fmt_stat(c.stat))} <span class="n">n={c.stat.n}</span>'
-        f"{_degraded_mark(c.n_degraded)}</td>"
-        + (
-            f'<td class="num">{e(fmt_cpu(_cpu_mean(page, c.point_ids)))}</td>'
-            if page.host_cpu is not None
-            else ""
-        )
-        + "</tr>"
+        f"{_degraded_mark(c.n_degraded)}{_outlier_mark(len(c.outliers))}"
+        f"{_other_cell(page, (*c.point_ids, *c.outliers))}</td></tr>"
         for c in cells
     )
-    cpu = "<th>host CPU</th>" if page.host_cpu is not None else ""
     return (
         "<h2>Grid points</h2>"
-        f'<table class="grid"><tr><th>workload</th><th>knobs (report units)</th>'
-        f"<th>slowdown</th>{cpu}</tr>{rows}</table>"
+        '<table class="grid"><tr><th>workload</th><th>knobs (report units)</th>'
+        f"<th>slowdown</th></tr>{rows}</table>"
     )
 
 
 def _point_cols(page: Page) -> tuple[bool, bool]:
+    """Whether the point tables show msgs_check and other work (when any point has it)."""
     has_check = "msgs_check" in page.run.columns and any(
         p.msgs_check is not None for p in page.run.points
     )
-    return has_check, page.host_cpu is not None
+    return has_check, any(p.host_other_cpu is not None for p in page.run.points)
 
 
 def _excluded(page: Page) -> str:
@@ -440,7 +540,7 @@ def _excluded(page: Page) -> str:
         "<tr><th>point</th><th>workload</th><th>knob</th><th>Δ</th><th>repeat</th>"
         "<th>status</th><th>reason</th>"
         + ("<th>msgs_check</th>" if has_check else "")
-        + ("<th>host CPU</th>" if has_cpu else "")
+        + (f"<th>{OTHER_WORK}</th>" if has_cpu else "")
         + "<th>stderr (tail)</th></tr>"
     )
     rows = []
@@ -462,10 +562,11 @@ def _excluded(page: Page) -> str:
     )
 
 
-def _status_cell(p: StoredPoint) -> str:
+def _status_cell(page: Page, p: StoredPoint) -> str:
+    mark = f" {OUTLIER_MARK} outlier" if page.analysis.outlier(p.point_id) else ""
     if p.degraded:
-        return f'<td class="bad">{e(p.status)} {DEGRADED_MARK}</td>'
-    return f"<td>{e(p.status)}</td>"
+        return f'<td class="bad">{e(p.status)} {DEGRADED_MARK}{mark}</td>'
+    return f'<td class="bad">{e(p.status)}{mark}</td>' if mark else f"<td>{e(p.status)}</td>"
 
 
 def _degraded(page: Page) -> str:
@@ -486,13 +587,32 @@ def _degraded(page: Page) -> str:
     )
 
 
+def _outliers(page: Page) -> str:
+    head = '<h2 id="outliers">Outlier repeats</h2>'
+    found = page.analysis.outliers
+    if not found:
+        return f'{head}<p class="note">None.</p>'
+    rows = "".join(
+        f"<tr><td>{e(o.point.point_id)}</td><td>{e(o.point.workload)}</td>"
+        f'<td>{e(o.point.sweep_knob)}</td><td class="num">{e(_delta(o.point))}</td>'
+        f'<td class="num">{o.point.repeat}</td><td class="num">{e(fmt(o.point.value, 6))}</td>'
+        f"<td>{e(o.reason)}</td></tr>"
+        for o in found
+    )
+    return (
+        f'{head}<p class="note">{e(OUTLIER_RULE)}.</p>'
+        '<table class="outliers"><tr><th>point</th><th>workload</th><th>knob</th><th>Δ</th>'
+        f"<th>repeat</th><th>value</th><th>why</th></tr>{rows}</table>"
+    )
+
+
 def _all_points(page: Page) -> str:
     has_check, has_cpu = _point_cols(page)
     head = (
         "<tr><th>point</th><th>workload</th><th>knob</th><th>Δ</th><th>repeat</th>"
         "<th>status</th><th>metric</th><th>value</th><th>slowdown</th>"
         + ("<th>msgs_check</th>" if has_check else "")
-        + ("<th>host CPU</th>" if has_cpu else "")
+        + (f"<th>{OTHER_WORK}</th>" if has_cpu else "")
         + "</tr>"
     )
     rows = []
@@ -503,7 +623,7 @@ def _all_points(page: Page) -> str:
         rows.append(
             f"<tr><td>{e(p.point_id)}</td><td>{e(p.workload)}</td><td>{e(p.sweep_knob)}</td>"
             f'<td class="num">{e(_delta(p))}</td><td class="num">{p.repeat}</td>'
-            f"{_status_cell(p)}<td>{e(p.metric)}</td>"
+            f"{_status_cell(page, p)}<td>{e(p.metric)}</td>"
             f'<td class="num">{e(fmt(p.value, 6))}</td><td class="num">{e(fmt(sd, 4))}</td>'
             + (f"<td{check_cls}>{e(check)}</td>" if has_check else "")
             + (f'<td class="num">{e(_point_cpu(page, p))}</td>' if has_cpu else "")
@@ -520,10 +640,9 @@ def _experiment(page: Page) -> str:
     exp = page.run.info.experiment
     if exp is None:
         return ""
-    text = yaml.safe_dump(exp, sort_keys=False, allow_unicode=True, default_flow_style=False)
     return (
         "<h2>Experiment</h2><details><summary>Resolved experiment from run.json</summary>"
-        f"<pre>{e(text)}</pre></details>"
+        f'<pre class="yaml">{e(as_yaml(exp))}</pre></details>'
     )
 
 
@@ -538,6 +657,10 @@ def _definitions() -> str:
         "(B); slowdown = T(Δ)/T0; R² and the largest error against the measured medians; "
         f"the line is drawn only where it fits ({e(FIT_RULE)}).</li>"
         f"<li>{e(DEGRADED_RULE)}.</li>"
+        f"<li>{e(OUTLIER_RULE)}.</li>"
+        f"<li>{OTHER_WORK}: the share of the host's CPU time during a point that the run's own "
+        "processes (its ranks, services and Prometheus) did not spend, from the kernel's "
+        "counters.</li>"
         "</ul>"
     )
 
@@ -549,8 +672,7 @@ def _delta(p: StoredPoint) -> str:
 
 
 def _point_cpu(page: Page, p: StoredPoint) -> str:
-    assert page.host_cpu is not None
-    return fmt_cpu(page.host_cpu.get(p.point_id))
+    return fmt_cpu(p.host_other_cpu)
 
 
 def _tail(text: str | None, limit: int = 600) -> str:

@@ -22,7 +22,7 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from analysis.findings import NOT_MEASURED, NOT_REPRODUCED, REPRODUCED, Finding
+from loggp.analysis.findings import NOT_MEASURED, NOT_REPRODUCED, REPRODUCED, Finding
 from loggp.results.reader import StoredPoint
 from loggp.results.store import SWEEP_BASELINE
 

@@ -63,6 +63,9 @@ class Row:
     msgs_check: str | None = None
     stderr_tail: str = ""
     knob_values: dict[str, float] | None = None  # default: {knob: x} for a swept knob
+    other_cpu: float = 0.02  # other work on the host during the point: quiet by default
+    floor_ns: int | None = None  # the host's lateness floor beside the point
+    reason: str = DEGRADED_REASON  # stored when the status is degraded
 
     def point_id(self) -> str:
         if self.knob in (SWEEP_BASELINE, SWEEP_GRID):
@@ -154,8 +157,9 @@ def write_points(run_dir: Path, rows: list[Row]) -> None:
                     late_p99_ns=(8000 if r.status == STATUS_DEGRADED else 1000) if ok else None,
                     late_max_ns=9000 if ok else None,
                     early_releases=0 if ok else None,
-                    host_other_cpu=0.5 if ok else None,
-                    degraded_reason=DEGRADED_REASON if r.status == STATUS_DEGRADED else None,
+                    host_other_cpu=r.other_cpu if ok else None,
+                    host_floor_ns=r.floor_ns if ok else None,
+                    degraded_reason=r.reason if r.status == STATUS_DEGRADED else None,
                     wall_s=2.5,
                     started=1700000000.0 + seq,
                     finished=1700000002.5 + seq,

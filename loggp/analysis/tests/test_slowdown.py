@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from analysis.slowdown import Analysis, Curve, analyse, median_ci, order_ranks, slowdown_of
-from analysis.store import load_run
-from analysis.tests.rundata import Row, app, make_run
+from loggp.analysis.slowdown import Analysis, Curve, analyse, median_ci, order_ranks, slowdown_of
+from loggp.analysis.store import load_run
+from loggp.analysis.tests.rundata import Row, app, make_run
 
 pytestmark = pytest.mark.unit
 

@@ -1,6 +1,12 @@
 """Slowdown figures: one per swept knob, one line per workload, the model dashed, points
 with degraded repeats ringed in red.
 
+The y axis is set by the curves, not by their intervals: it reaches a little above the
+largest median (and the model lines, and any interval end within CLIP_FACTOR of that
+median).  An interval that reaches further is clipped at the top of the axis and marked
+there with a triangle, so one spread-out repeat cannot squash every curve to the bottom
+(an interval up to ×130 once did).
+
 Drawn with matplotlib's Agg canvas directly (no pyplot, no global backend state), so the
 report works on headless hosts and inside other programs. Each figure is written as PNG
 (dpi 120) and SVG.
@@ -21,16 +27,20 @@ from matplotlib.container import Container
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
-from analysis.errors import ReportError
-from analysis.knobs import knob_info
-from analysis.model import Models
-from analysis.slowdown import KnobSummary
+from loggp.analysis.errors import ReportError
+from loggp.analysis.knobs import knob_info
+from loggp.analysis.model import Models
+from loggp.analysis.slowdown import KnobSummary
 
 DPI = 120
 FIGSIZE = (8.0, 4.8)
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">")
 # Points with degraded repeats are ringed in red, with one legend entry.
 DEGRADED_LABEL = "with degraded repeats"
+CLIPPED_LABEL = "interval clipped above"
+# Interval ends up to this multiple of the largest median stay on the axis.
+CLIP_FACTOR = 1.5
+HEADROOM = 1.08
 
 
 @dataclass(frozen=True)
@@ -61,20 +71,21 @@ def draw(
     fig = Figure(figsize=FIGSIZE, layout="constrained")
     FigureCanvasAgg(fig)
     ax = fig.add_subplot()
+    top = y_top(summary, models, info.log_x)
     handles: list[Artist | Container] = []  # legend order: each workload, then its model
     for i, curve in enumerate(summary.curves):
         c = colour.get(curve.workload, (0.0, 0.0, 0.0, 1.0))
         pts = [cp for cp in curve.points if not info.log_x or cp.x > 0]
         xs = np.array([cp.x for cp in pts])
         ys = np.array([cp.stat.median for cp in pts])
+        lows = [cp.stat.low if cp.stat.low is not None else cp.stat.median for cp in pts]
+        highs = [cp.stat.high if cp.stat.high is not None else cp.stat.median for cp in pts]
         err = np.array(
             [
-                [cp.stat.median - (cp.stat.low if cp.stat.low is not None else cp.stat.median)
-                 for cp in pts],
-                [(cp.stat.high if cp.stat.high is not None else cp.stat.median) - cp.stat.median
-                 for cp in pts],
+                [cp.stat.median - low for cp, low in zip(pts, lows, strict=True)],
+                [min(high, top) - cp.stat.median for cp, high in zip(pts, highs, strict=True)],
             ]
-        )  # fmt: skip
+        )
         data = ax.errorbar(
             xs,
             ys,
@@ -87,6 +98,20 @@ def draw(
             label=curve.workload,
         )
         handles.append(data)
+        clipped = [cp.x for cp, high in zip(pts, highs, strict=True) if high > top]
+        if clipped:
+            mark = ax.scatter(
+                clipped,
+                [top] * len(clipped),
+                marker="^",
+                s=60,
+                color=c,
+                clip_on=False,
+                zorder=5,
+                label=CLIPPED_LABEL,
+            )
+            if not any(h.get_label() == CLIPPED_LABEL for h in handles):
+                handles.append(mark)
         bad = [cp for cp in pts if cp.n_degraded]
         if bad:
             ring = ax.scatter(
@@ -123,7 +148,7 @@ def draw(
         ax.xaxis.set_minor_formatter(NullFormatter())
     if info.decreasing_x:
         ax.invert_xaxis()
-    ax.set_ylim(bottom=0)
+    ax.set_ylim(0, top)
     ax.set_xlabel(info.axis_label)
     ax.set_ylabel("slowdown (× baseline)")
     title = info.title if not run_name else f"{info.title} — {run_name}"
@@ -139,6 +164,25 @@ def draw(
         frameon=False,
     )
     return fig
+
+
+def y_top(summary: KnobSummary, models: Models, log_x: bool = False) -> float:
+    """The top of the y axis: above every median, model value and interval end up to
+    CLIP_FACTOR times the largest median (module docstring)."""
+    medians = [cp.stat.median for c in summary.curves for cp in c.points if not log_x or cp.x > 0]
+    largest = max([1.0, *medians])
+    ends = [
+        cp.stat.high
+        for c in summary.curves
+        for cp in c.points
+        if cp.stat.high is not None and cp.stat.high <= CLIP_FACTOR * largest
+    ]
+    fitted = []
+    for c in summary.curves:
+        model = models.get(c.knob, c.workload)
+        if model is not None and model.fits:
+            fitted += [model.slowdown(cp.x) for cp in c.points if not log_x or cp.x > 0]
+    return HEADROOM * max([largest, *ends, *fitted])
 
 
 def write_figures(
