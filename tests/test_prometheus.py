@@ -20,13 +20,11 @@ from conftest import BUILD
 from loggp.errors import ToolFailedError, ToolTimeoutError
 from loggp.metrics.exporter import RunMetrics
 from loggp.metrics.prometheus import (
-    NODE_EXPORTER,
     PrometheusError,
     PrometheusNotFoundError,
     PrometheusServer,
     ScrapeTarget,
     free_port,
-    host_cpu_per_point,
     scrape_config,
     terminate,
     wait_ready,
@@ -118,18 +116,19 @@ def test_prometheus_scrapes_the_runner(tmp_path: Path) -> None:
         server.stop()  # idempotent
 
     assert (tmp_path / "prometheus" / "data").is_dir()
-    cpu = host_cpu_per_point(tmp_path, {"run": (t0, t1)})
+    # The kept TSDB reopened by a scrape-less server answers for the run's window.
+    with reader(tmp_path) as prom:
+        planned = prom.query("loggp_run_points_planned", time=t1)
+        cpu = prom.query('1 - avg(rate(node_cpu_seconds_total{mode="idle"}[10s]))', time=t1)
+    assert [s.value for s in planned] == [2.0]
+    assert len(cpu) == (1 if node else 0) and all(0.0 <= s.value <= 1.0 for s in cpu), cpu
     assert processes_mentioning(str(tmp_path)) == []
-    if shutil.which(NODE_EXPORTER) is None:
-        assert cpu is None
-    else:
-        assert cpu is not None and set(cpu) == {"run"}
-        assert 0.0 <= cpu["run"] <= 1.0
 
 
-@pytest.mark.unit
-def test_host_cpu_without_a_tsdb_is_none(tmp_path: Path) -> None:
-    assert host_cpu_per_point(tmp_path, {"p": (0.0, 1.0)}) is None
+def reader(run_dir: Path) -> PrometheusServer:
+    return PrometheusServer(
+        run_dir, node_exporter=False, config_name="readback.yml", log_name="readback.log"
+    )
 
 
 @pytest.mark.unit
@@ -155,9 +154,8 @@ def test_scrape_config() -> None:
 @needs_prometheus
 def test_a_second_server_on_a_held_tsdb_fails_with_its_log(tmp_path: Path) -> None:
     with PrometheusServer(tmp_path, node_exporter=False):
-        now = time.time()
         with pytest.raises(ToolFailedError, match="lock DB directory.*readback.log"):
-            host_cpu_per_point(tmp_path, {"p": (now - 5, now)})
+            reader(tmp_path).start()
     assert processes_mentioning(str(tmp_path)) == []
 
 

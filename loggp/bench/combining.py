@@ -1,5 +1,5 @@
 """Flat-combining benchmark: global stack and queue throughput per mode and mix at 2 and 4
-processes without added latency and at ΔL = 10 and 100 µs, and TEPS per BFS variant and of
+processes at ΔL = 0 (the shim's knobs at 0), 10 and 100 µs, and TEPS per BFS variant and of
 CC at 2 processes at ΔL = 0, 1, 10 and 100 µs.
 
     loggp bench combining --build build

@@ -26,10 +26,12 @@ MPI_ARGS = ["--mca", "pml", "ob1", "--mca", "btl", "self,vader,tcp", "--mca", "m
 def mpi_command(tool: str, build: Path, np: int, argv: list[str], latency_us: int,
                 provider: str) -> tuple[list[str], dict[str, str]]:  # fmt: skip
     """The mpirun command line and environment that run argv on np processes with
-    LOGGP_PROVIDER=provider, beneath the shim at ΔL = latency_us (none at 0)."""
+    LOGGP_PROVIDER=provider, beneath the shim at ΔL = latency_us.  ΔL 0 is the shim with
+    its knobs at 0, as the runner's baselines are: a baseline without the shim would
+    compare two stacks (the shim's progress thread changes when a blocked process wakes)."""
     base = {k: v for k, v in os.environ.items() if not k.startswith(("LOGGP_", "FI_"))}
     base["OMPI_ALLOW_RUN_AS_ROOT"] = base["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1"
-    knobs = KnobSet.parse({"latency": f"{latency_us}us"}) if latency_us else None
+    knobs = KnobSet.parse({"latency": f"{latency_us}us"})
     env = process_env(knobs, base=base, build=build)
     env["LOGGP_PROVIDER"] = provider
     mpirun = shutil.which("mpirun")

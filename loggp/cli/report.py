@@ -8,6 +8,7 @@ from pathlib import Path
 from rich.console import Console
 
 from loggp.errors import LoggpError
+from loggp.results.rundir import read_run
 
 
 class ReportFailedError(LoggpError):
@@ -31,6 +32,7 @@ def report(run_dir: Path, out: Path | None, console: Console) -> Path:
     # second to import, and every other verb of the command would pay it at start.
     from loggp.analysis.report import ReportError, write_report
 
+    read_run(run_dir)  # run.json through its one schema: a malformed one is refused here
     try:
         return write_report(run_dir, out)
     except ReportError as e:

@@ -12,16 +12,14 @@ If `prometheus-node-exporter` is installed, the server starts its own node expor
 free loopback port with only the cpu, meminfo and loadavg collectors, and stops it again;
 the system services Debian's packages install (on :9090 and :9100) are never used.
 
-Afterwards, host_cpu_per_point() opens the TSDB with a second, scrape-less server (its
-config and log are `readback.yml` and `readback.log` beside the others) and computes the
-host's CPU utilisation during each point.  TSDB retention is set to 100 years on both, so
-reopening an old run's TSDB never deletes its data.
+Afterwards a run's TSDB can be opened by a second, scrape-less PrometheusServer (give it
+its own config_name and log_name) to query what was kept.  TSDB retention is set to 100
+years, so reopening an old run's TSDB never deletes its data.
 """
 
 from __future__ import annotations
 
 import json
-import math
 import os
 import shutil
 import signal
@@ -47,10 +45,6 @@ NODE_EXPORTER = "prometheus-node-exporter"  # binary and Debian package
 NODE_COLLECTORS = ("cpu", "meminfo", "loadavg")
 RETENTION = "100y"
 LOOPBACK = "127.0.0.1"
-READBACK_CONFIG = "readback.yml"
-READBACK_LOG = "readback.log"
-# rate() needs two samples: shorter point windows are widened backwards to this span.
-MIN_RATE_WINDOW_S = 3.0
 
 _POLL_S = 0.1
 _PORT_ATTEMPTS = 3
@@ -467,45 +461,3 @@ def parse_result(data: Mapping[str, Any], promql: str) -> list[Series]:
     if kind == "scalar" and result:
         return [Series({}, [_sample(result)])]
     raise PrometheusError(f"prometheus answered {promql} with a {kind} result, not numbers")
-
-
-# -- reading a run back ---------------------------------------------------------------------
-
-
-def cpu_query(window_s: float) -> str:
-    """PromQL: the host's mean CPU utilisation (0..1) over the window_s before a time."""
-    span = _duration(max(window_s, MIN_RATE_WINDOW_S))
-    return f'1 - avg(rate(node_cpu_seconds_total{{mode="idle"}}[{span}]))'
-
-
-def _mean_cpu(prom: PrometheusServer, start: float, end: float) -> float | None:
-    found = prom.query(cpu_query(end - start), time=end)
-    if not found or math.isnan(found[0].value):
-        return None
-    return min(1.0, max(0.0, found[0].value))
-
-
-def host_cpu_per_point(
-    run_dir: Path, windows: dict[str, tuple[float, float]]
-) -> dict[str, float] | None:
-    """Mean host CPU utilisation (0..1, over all CPUs) of each point's (start, end) window.
-
-    The run's TSDB (<run_dir>/prometheus/data) is opened by a scrape-less prometheus, which
-    is stopped again before returning.  Points whose window has no node exporter data are
-    left out, and windows shorter than MIN_RATE_WINDOW_S are widened backwards to it.
-
-    Fallback: None when there is nothing to read: no TSDB (no server ran), prometheus not
-    installed, or no node exporter data in any window (none was installed during the run).
-    A server that cannot start (e.g. the run's own still holds the TSDB) raises LoggpError.
-    """
-    if not windows or not (run_dir / "prometheus" / "data").is_dir():
-        return None
-    if shutil.which(PROMETHEUS) is None:
-        return None
-    reader = PrometheusServer(
-        run_dir, node_exporter=False, config_name=READBACK_CONFIG, log_name=READBACK_LOG
-    )
-    with reader as prom:
-        cpu = {pid: _mean_cpu(prom, start, end) for pid, (start, end) in windows.items()}
-    found = {pid: u for pid, u in cpu.items() if u is not None}
-    return found or None

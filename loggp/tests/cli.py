@@ -5,8 +5,9 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 
 def loggp(
@@ -36,11 +37,13 @@ def loggp(
 BUSY_HOST = "busy with other work (above"
 
 
-def judged_ok(row: dict) -> bool:
-    """A point the runner stored ok, or degraded only by the other work on the host
-    (loggp/results/judge.py judges every point by it): on a busy host a test's workload
-    shares its cores, and what the runner tests check is the rest of the judgement."""
-    if row["status"] == "ok":
+def judged_ok(point: Mapping[str, Any] | Any) -> bool:
+    """A point (a results row, or a StoredPoint) the runner stored ok, or degraded only by
+    the other work on the host (loggp/results/judge.py judges every point by it): on a busy
+    host a test's workload shares its cores, and what the runner tests check is the rest of
+    the judgement."""
+    get = point.get if isinstance(point, Mapping) else lambda k: getattr(point, k, None)
+    if get("status") == "ok":
         return True
-    reason = row.get("degraded_reason") or ""
-    return row["status"] == "degraded" and reason.startswith("host CPU ") and BUSY_HOST in reason
+    reason = get("degraded_reason") or ""
+    return get("status") == "degraded" and reason.startswith("host CPU ") and BUSY_HOST in reason

@@ -25,7 +25,7 @@ from netns_util import running_testbed, skip_without_netns, snapshot, unique_pre
 from loggp.results.protocol import result_line, result_problem
 from loggp.results.reader import read_points
 from loggp.results.store import STORE_FILE
-from loggp.tests.cli import loggp
+from loggp.tests.cli import judged_ok, loggp
 
 WORKLOAD = "workloads:\n  - {name: w, kind: process, ranks: 1, program: /bin/true}\n"
 
@@ -155,7 +155,7 @@ def test_bad_result_lines_make_invalid_points_with_the_reason(tmp_path: Path) ->
     assert "Traceback" not in res.stderr, res.stderr
     got = {p.workload: p for p in read_points(out / STORE_FILE)[1]}
     assert set(got) == set(lines), res.stderr + res.stdout
-    assert (got["good"].status, got["good"].value) == ("ok", 0.5)
+    assert judged_ok(got["good"]) and got["good"].value == 0.5, got["good"]
     for name, (_, reason) in BAD_LINES.items():
         p = got[name]
         assert (p.status, p.value) == ("invalid", None), (name, p.stderr_tail)

@@ -32,7 +32,7 @@ from loggp.plan.experiment import parse_experiment
 from loggp.results.judge import lateness
 from loggp.results.protocol import shim_stats, stats_problem
 from loggp.results.rundir import RunDirError, read_run
-from loggp.tests.cli import loggp
+from loggp.tests.cli import judged_ok, loggp
 
 WORKLOAD = "workloads:\n  - {name: w, kind: process, ranks: 1, program: /bin/true}\n"
 SERVICE = "services:\n  - {name: s, program: /bin/true, ready: p%s}\n"
@@ -114,7 +114,7 @@ def test_a_nul_byte_from_a_ready_line_fails_its_point_only(
     out = tmp_path / "run"
     got = stored(run(exp, out, lock_dir), out, 1)
     assert got["a"].status == "failed" and "null byte" in (got["a"].stderr_tail or "")
-    assert got["b"].status == "ok"
+    assert judged_ok(got["b"]), got["b"]
     assert json.loads((out / "run.json").read_text())["state"] == "failed"
 
 
@@ -193,7 +193,7 @@ def test_a_failed_mkdir_fails_its_point_and_the_run_goes_on(
     got = stored(run(exp, out, lock_dir), out, 1)
     assert got["a"].status == "failed", got["a"]
     assert "cannot mkdir /dev/null/sub: Not a directory" in (got["a"].stderr_tail or "")
-    assert got["b"].status == "ok"
+    assert judged_ok(got["b"]), got["b"]
     assert json.loads((out / "run.json").read_text())["state"] == "failed"
 
 
@@ -277,10 +277,10 @@ def test_junk_in_the_stats_file_is_named_and_the_point_kept(
     out = tmp_path / "run"
     got = stored(run(exp, out, {**lock_dir, "LOGGP_BUILD": str(BUILD)}, timeout=90), out, 0)
     for name, (_, reason) in junk.items():
-        assert (got[name].status, got[name].value) == ("ok", 1.0), got[name]
+        assert judged_ok(got[name]) and got[name].value == 1.0, got[name]
         assert "not the shim's counters" in got[name].stderr_tail, got[name].stderr_tail
         assert reason in got[name].stderr_tail, got[name].stderr_tail
-    assert got["fifo"].status == "ok"
+    assert judged_ok(got["fifo"]), got["fifo"]
     assert "is not a regular file" in got["fifo"].stderr_tail
 
 
