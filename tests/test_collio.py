@@ -335,6 +335,21 @@ def test_workloads_report_perceived_bandwidth_and_the_breakdown(
     assert m["perceived_MBps"] > 0 and m["perceived_MBps"] < m["write_MBps"], m
 
 
+def test_a_workload_whose_deferred_close_fails_exits_with_a_line(
+    mpirun_bin: str, tmp_path: Path, tiny_tmpfs: Path
+) -> None:
+    # One file of 2 x 64 KiB on a 64 KiB file system, the cache on with a deferred close:
+    # every write and the close succeed into the cache, and the failure comes only from
+    # the drain after the last file (workloads/common/wl_mpiio.c), which the workload
+    # must not take for success.
+    hints = f"e10_cache=enable,e10_deferred_close=enable,e10_cache_path={tmp_path}"
+    args = ["-t", "64K", "-b", "64K", "-s", "1", "-f", str(tiny_tmpfs / "f"), "-H", hints]
+    proc = collio(mpirun_bin, args, prog=BUILD / "workloads" / "iorlike" / "iorlike", np=2)
+    assert proc.returncode != 0, proc.stdout + proc.stderr
+    assert "a deferred close failed" in proc.stderr, proc.stderr
+    assert '"valid"' not in proc.stdout, proc.stdout
+
+
 def test_workloads_refuse_a_missing_path_and_a_bad_hint(mpirun_bin: str) -> None:
     # the three share the parsing (workloads/common/wl_mpiio.c): one of them is enough
     env = base_env()

@@ -105,7 +105,7 @@ int main(int argc, char **argv)
 		ret = MPI_File_write_all(fh, buf, (int)n, MPI_INT, MPI_STATUS_IGNORE);
 		wl_io_close(&io, &p, &fh, ret, (double)n * sizeof(int));
 	}
-	wl_io_finish(&io);
+	wl_io_finish(&io, &p);
 	if (wl_io_checkable(&o.io)) {
 		MPI_File fh;
 		int *back = calloc(n, sizeof(int));

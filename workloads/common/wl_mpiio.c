@@ -77,7 +77,7 @@ static void io_end(struct wl_io *io, double bytes_this_rank)
 	io->bytes += bytes;
 }
 
-void wl_io_finish(struct wl_io *io)
+void wl_io_finish(struct wl_io *io, const struct wl_prog *p)
 {
 	__typeof__(loggp_collio_drain) *drain = dlsym(RTLD_DEFAULT, "loggp_collio_drain");
 	__typeof__(loggp_collio_breakdown) *breakdown =
@@ -87,8 +87,12 @@ void wl_io_finish(struct wl_io *io)
 	io->collio = drain && breakdown;
 	MPI_Barrier(MPI_COMM_WORLD);
 	t0 = MPI_Wtime();
-	if (drain)
-		drain();
+	if (drain && drain() != MPI_SUCCESS) {
+		/* Agreed by the file's ranks: its cached data never reached it. */
+		fprintf(stderr, "%s: rank %d: a deferred close failed: cached data did not "
+			"reach its file\n", p->name, p->rank);
+		MPI_Abort(MPI_COMM_WORLD, 1);
+	}
 	wait = MPI_Wtime() - t0;
 	MPI_Allreduce(&wait, &io->unhidden_s, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
 	if (breakdown)

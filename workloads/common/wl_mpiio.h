@@ -70,7 +70,8 @@ void wl_io_report(struct wl_io *io, const struct wl_prog *p, int valid,
 
 /* Spins for ms milliseconds (the program's compute phase). */
 void wl_io_compute(int64_t ms);
-/* After the last file: the unhidden sync and the breakdown (collective). */
-void wl_io_finish(struct wl_io *io);
+/* After the last file: the unhidden sync and the breakdown (collective);
+ * MPI_Abort with a line when a deferred close failed. */
+void wl_io_finish(struct wl_io *io, const struct wl_prog *p);
 
 #endif

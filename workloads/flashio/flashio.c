@@ -117,7 +117,7 @@ int main(int argc, char **argv)
 		ret = fi_pass(fh, buf, mine, first, total, zb, 1);
 		wl_io_close(&io, &p, &fh, ret, (double)FI_VARS * mine * zb * sizeof(double));
 	}
-	wl_io_finish(&io);
+	wl_io_finish(&io, &p);
 	if (wl_io_checkable(&o.io)) {
 		MPI_File fh;
 

@@ -166,7 +166,7 @@ int main(int argc, char **argv)
 		ret = io_write(fh, &o, p.rank, p.nranks, buf);
 		wl_io_close(&io, &p, &fh, ret, (double)o.block * o.segments);
 	}
-	wl_io_finish(&io);
+	wl_io_finish(&io, &p);
 	if (wl_io_checkable(&o.io))
 		bad = io_check(&o, &io, p.rank, p.nranks, buf);
 	if (bad)
