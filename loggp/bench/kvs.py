@@ -162,7 +162,8 @@ def markdown(doc: dict[str, Any]) -> str:
         f"Settings: provider {PROVIDER}, MPI on its own transports and yielding when idle, kap "
         f"`{' '.join(KAP_ARGS)}` (16 puts per producer, 16 gets per consumer, one "
         f"directory, fence sync), producers = consumers = processes, median of "
-        f"{doc['repeats']} runs of each phase's maximum over the processes.",
+        f"{doc['repeats']} runs of each phase's maximum over the processes.  Every row runs "
+        "beneath the shim; at ΔL 0 its knobs are 0, the baseline the runner uses too.",
         "",
         "| processes | value | ΔL | setup ms | producer ms | sync (fence) ms | consumer ms "
         "| get p50 µs | broker msgs |",
