@@ -29,7 +29,7 @@ from pathlib import Path
 
 import pytest
 from conftest import BUILD, base_env, json_line, run
-from test_pfs import Instance, Mount, cli, fuse_ok  # noqa: F401 (fuse_ok: a fixture)
+from test_pfs import Instance, Lines, Mount, cli, fuse_ok  # noqa: F401 (fuse_ok: a fixture)
 
 pytestmark = pytest.mark.integration
 
@@ -261,8 +261,7 @@ def manager(pf: Prefetch) -> Iterator[tuple[subprocess.Popen[str], Path]]:
         start_new_session=True,
     )
     try:
-        assert proc.stdout is not None
-        assert proc.stdout.readline().startswith("loggp-prefetch-manager: ready"), proc.stderr
+        assert Lines(proc).wait_for("loggp-prefetch-manager: ready", TIMEOUT), proc.stderr
         yield proc, sock
     finally:
         if proc.poll() is None:

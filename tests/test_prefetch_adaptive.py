@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import hashlib
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import test_prefetch_safety
 from conftest import base_env, run
 from test_pfs import fuse_ok  # noqa: F401 (a fixture)
 from test_prefetch import TIMEOUT, KiB, MiB, Prefetch, entry
@@ -26,14 +26,7 @@ def pf(tmp_path_factory: pytest.TempPathFactory) -> Prefetch:
     return Prefetch(tmp_path_factory.mktemp("prefetch-adaptive"))
 
 
-@pytest.fixture(scope="module")
-def store(pf: Prefetch, request: pytest.FixtureRequest) -> Iterator[Store]:
-    request.getfixturevalue("fuse_ok")  # skips where FUSE is missing
-    s = Store(pf)
-    try:
-        yield s
-    finally:
-        s.close()
+store = test_prefetch_safety.store  # the fixture, shared
 
 
 @pytest.fixture(scope="module")

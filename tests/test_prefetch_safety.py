@@ -25,11 +25,14 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+import test_prefetch
 from conftest import base_env, run
 from test_pfs import Instance, Lines, Mount, fuse_ok, pfs_bin  # noqa: F401 (fuse_ok: a fixture)
-from test_prefetch import TIMEOUT, KiB, MiB, Prefetch, entry, prefetch_bin
+from test_prefetch import TIMEOUT, KiB, MiB, Prefetch, entry
 
 pytestmark = pytest.mark.integration
+
+manager = test_prefetch.manager  # the fixture, shared
 
 MANAGER_TIMEOUT = 1.0  # PF_MANAGER_TIMEOUT_MS (services/prefetch/pf_manager.h)
 SIZE = 8 * MiB
@@ -155,26 +158,6 @@ while piece := os.read(fd, 4096):
 os.close(fd)
 print("sha256", h.hexdigest(), flush=True)
 """
-
-
-@pytest.fixture
-def manager(pf: Prefetch) -> Iterator[tuple[subprocess.Popen[str], Path]]:
-    sock = pf.root / "manager.sock"
-    proc = subprocess.Popen(
-        [str(prefetch_bin("loggp-prefetch-manager")), "--socket", str(sock)],
-        env=base_env(),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
-    try:
-        assert Lines(proc).wait_for("loggp-prefetch-manager: ready", TIMEOUT), proc.stderr
-        yield proc, sock
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
 
 
 def start_reader(env: dict[str, str], path: Path, wait: str) -> subprocess.Popen[str]:
