@@ -174,6 +174,23 @@ void lgp_stats_release_owned(struct lgp_stats *s, uint64_t due_ns,
 	stats_release(s, due_ns, now_ns, true);
 }
 
+void lgp_stats_delay_init(struct lgp_stats *s, uint64_t max_ns)
+{
+	s->delay_bucket_ns = max_ns / (LGP_DELAY_BUCKETS - 1) + 1;
+}
+
+void lgp_stats_delay(struct lgp_stats *s, uint64_t delay_ns)
+{
+	uint64_t k;
+
+	if (!s->delay_bucket_ns)
+		return;
+	k = delay_ns / s->delay_bucket_ns;
+	if (k > LGP_DELAY_BUCKETS - 1)
+		k = LGP_DELAY_BUCKETS - 1;
+	__atomic_fetch_add(&s->delay_hist[k], 1, __ATOMIC_RELAXED);
+}
+
 int lgp_stats_json(const struct lgp_stats *s, const char *provider,
 		   char *buf, size_t len)
 {
@@ -200,7 +217,20 @@ int lgp_stats_json(const struct lgp_stats *s, const char *provider,
 		stats_put_u64(&o, __atomic_load_n(&s->late_hist[i],
 						  __ATOMIC_RELAXED));
 	}
-	stats_puts(&o, "]}");
+	stats_putc(&o, ']');
+	if (s->delay_bucket_ns) {
+		stats_puts(&o, ",\"delay_bucket_ns\":");
+		stats_put_u64(&o, s->delay_bucket_ns);
+		stats_puts(&o, ",\"delay_hist\":[");
+		for (i = 0; i < LGP_DELAY_BUCKETS; i++) {
+			if (i)
+				stats_putc(&o, ',');
+			stats_put_u64(&o, __atomic_load_n(&s->delay_hist[i],
+							  __ATOMIC_RELAXED));
+		}
+		stats_putc(&o, ']');
+	}
+	stats_putc(&o, '}');
 	if (len)
 		buf[o.pos < len ? o.pos : len - 1] = '\0';
 	return (int)o.pos;
