@@ -62,6 +62,21 @@ static void stats_put_u64(struct stats_out *o, uint64_t v)
 	stats_puts(o, num);
 }
 
+/* A histogram's counts after its key: "<key>[c0,c1,...]". */
+static void stats_put_counts(struct stats_out *o, const char *key,
+			     const uint64_t *counts, unsigned int n)
+{
+	unsigned int i;
+
+	stats_puts(o, key);
+	for (i = 0; i < n; i++) {
+		if (i)
+			stats_putc(o, ',');
+		stats_put_u64(o, __atomic_load_n(&counts[i], __ATOMIC_RELAXED));
+	}
+	stats_putc(o, ']');
+}
+
 /* A JSON string literal; provider names are plain, but stay valid JSON. */
 static void stats_put_string(struct stats_out *o, const char *s)
 {
@@ -210,25 +225,13 @@ int lgp_stats_json(const struct lgp_stats *s, const char *provider,
 		stats_puts(&o, "\":");
 		stats_put_u64(&o, lgp_stats_get(s, i));
 	}
-	stats_puts(&o, ",\"late_hist_us\":[");
-	for (i = 0; i < LGP_LATE_BUCKETS; i++) {
-		if (i)
-			stats_putc(&o, ',');
-		stats_put_u64(&o, __atomic_load_n(&s->late_hist[i],
-						  __ATOMIC_RELAXED));
-	}
-	stats_putc(&o, ']');
+	stats_put_counts(&o, ",\"late_hist_us\":[", s->late_hist,
+			 LGP_LATE_BUCKETS);
 	if (s->delay_bucket_ns) {
 		stats_puts(&o, ",\"delay_bucket_ns\":");
 		stats_put_u64(&o, s->delay_bucket_ns);
-		stats_puts(&o, ",\"delay_hist\":[");
-		for (i = 0; i < LGP_DELAY_BUCKETS; i++) {
-			if (i)
-				stats_putc(&o, ',');
-			stats_put_u64(&o, __atomic_load_n(&s->delay_hist[i],
-							  __ATOMIC_RELAXED));
-		}
-		stats_putc(&o, ']');
+		stats_put_counts(&o, ",\"delay_hist\":[", s->delay_hist,
+				 LGP_DELAY_BUCKETS);
 	}
 	stats_putc(&o, '}');
 	if (len)
