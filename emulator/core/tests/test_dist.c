@@ -250,6 +250,17 @@ static void test_empirical(const char *dir)
 	CHECK_EQ_INT(lgp_dist_config(&d, spec, NULL, NULL, 0, err, sizeof(err)),
 		     -EINVAL);
 	CHECK(strstr(err, "bad value '-3us' at ") != NULL);
+	{
+		char longline[300];
+
+		memset(longline, '1', 257);
+		strcpy(longline + 257, "us\n");
+		write_file(path, longline);
+		CHECK_EQ_INT(lgp_dist_config(&d, spec, NULL, NULL, 0, err,
+					     sizeof(err)), -EINVAL);
+		CHECK(strstr(err, ":1 of LOGGP_LATENCY_DIST is too long: expected "
+			     "one delay per line, at most 256 characters") != NULL);
+	}
 	write_file(path, "# nothing\n\n");
 	CHECK_EQ_INT(lgp_dist_config(&d, spec, NULL, NULL, 0, err, sizeof(err)),
 		     -EINVAL);
