@@ -94,6 +94,26 @@ def test_normal_delays_follow_their_shape(fi_pingpong_bin, shim) -> None:
     assert delay_hist(normal_run(fi_pingpong_bin, shim)) == (width_us, counts)
 
 
+def test_mpi_ranks_draw_apart(fi_pingpong_bin, shim) -> None:
+    """One seed: two processes draw the same delays, two ranks of an MPI job (the rank the
+    launcher gives, here OMPI_COMM_WORLD_RANK) draw their own."""
+    env = shim(latency="100us", latency_dist="normal:20us")
+    args = ["-S", "64", "-I", "200"]
+
+    def hists(server: dict[str, str], client: dict[str, str]) -> list[list[int]]:
+        res = fi_pingpong(fi_pingpong_bin, "tcp;ofi_rxm", "rdm", args, server, client)
+        assert res.ok, res.describe()
+        lines = [s for s in env.stats() if s.get("provider") == "tcp"]
+        env.stats_file.unlink()
+        assert len(lines) == 2, lines
+        return [s["delay_hist"] for s in lines]  # type: ignore[misc]
+
+    same = hists(env.env, env.env)
+    assert same[0] == same[1]
+    ranks = hists(env.env | {"OMPI_COMM_WORLD_RANK": "0"}, env.env | {"OMPI_COMM_WORLD_RANK": "1"})
+    assert ranks[0] != ranks[1]
+
+
 def test_constant_latency_records_no_histogram(fi_pingpong_bin, shim) -> None:
     """Without a distribution nothing is drawn and the counter line is as before."""
     env = shim(latency="100us")
