@@ -8,11 +8,14 @@
 
 #include <stdbool.h>
 
+#include <lgp/dist.h>
 #include <lgp/knob.h>
 
 struct lgp_config {
 	struct lgp_params params;
-	bool active;		/* any knob non-zero */
+	struct lgp_dist dist;	/* LOGGP_LATENCY_DIST, _CORR, LOGGP_SEED */
+	uint64_t dist_stream;	/* the MPI rank << 32: ranks draw apart */
+	bool active;		/* any knob non-zero, or a distribution */
 	int error;		/* knob parse error: refuse to open domains */
 	char errmsg[LGP_KNOB_ERRLEN];
 	char stats_file[4096];	/* LOGGP_STATS_FILE, or "" */

@@ -22,6 +22,8 @@
 
 /* Deferred operations one domain can hold across all its endpoints. */
 #define LGP_DOMAIN_QUEUE_DEPTH	(1u << 16)
+/* Domains opened so far: each draws its own stream of delays. */
+static uint64_t lgp_domain_streams;
 
 void lgp_domain_drive(struct lgp_domain *dom)
 {
@@ -195,6 +197,9 @@ int lgp_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 		ret = -FI_ENOMEM;
 		goto err_queue;
 	}
+	/* Each domain its own stream of the seed's delays. */
+	lgp_eng_set_dist(&dom->eng, &cfg->dist, cfg->dist_stream +
+			 __atomic_fetch_add(&lgp_domain_streams, 1, __ATOMIC_RELAXED));
 
 	ret = fi_domain(fab->hfabric, lgp_info_real(info, &copy), &dom->hdomain,
 			context);

@@ -30,6 +30,15 @@ void lgp_eng_fini(struct lgp_engine *eng)
 	lgp_dq_fini(&eng->queue);
 }
 
+void lgp_eng_set_dist(struct lgp_engine *eng, const struct lgp_dist *dist,
+		      uint64_t stream)
+{
+	if (!lgp_dist_active(dist))
+		return;
+	eng->dist = dist;
+	lgp_dist_rng_init(&eng->rng, dist, stream);
+}
+
 void lgp_eng_port_init(const struct lgp_engine *eng, struct lgp_eng_port *port)
 {
 	memset(port, 0, sizeof(*port));
@@ -78,9 +87,12 @@ static void lgp_eng_reserve(struct lgp_engine *eng, struct lgp_eng_port *port,
 			    const struct lgp_eng_msg *msg,
 			    struct lgp_eng_plan *plan)
 {
-	uint64_t L = eng->params.latency_ns;
+	uint64_t L = eng->dist ? lgp_dist_draw(eng->dist, &eng->rng) :
+				 eng->params.latency_ns;
+	uint64_t due;
 
 	plan->saved = port->pacer;
+	plan->saved_last_post = port->last_post;
 	plan->left = lgp_pacer_inject(&port->pacer, plan->ready, msg->len,
 				      &plan->start);
 	if (msg->returns_data) {
@@ -89,6 +101,12 @@ static void lgp_eng_reserve(struct lgp_engine *eng, struct lgp_eng_port *port,
 	} else {
 		plan->return_at = 0;
 		plan->post_at = lgp_eng_add(plan->left, L);
+	}
+	plan->latency = L;
+	if (eng->dist) {
+		due = lgp_dist_in_order(&port->last_post, plan->post_at);
+		plan->latency += due - plan->post_at;
+		plan->post_at = due;
 	}
 }
 
@@ -148,12 +166,15 @@ void lgp_eng_posted(struct lgp_engine *eng, const struct lgp_eng_msg *msg,
 	lgp_stats_add(s, LGP_STAT_BYTES, msg->len);
 	lgp_stats_add(s, LGP_STAT_GAP_NS, plan->start - plan->ready);
 	lgp_stats_add(s, LGP_STAT_BULK_GAP_NS, plan->left - plan->start);
-	lgp_stats_add(s, LGP_STAT_LATENCY_NS, eng->params.latency_ns);
+	lgp_stats_add(s, LGP_STAT_LATENCY_NS, plan->latency);
+	if (eng->dist)
+		lgp_stats_delay(s, plan->latency);
 }
 
 void lgp_eng_cancel(struct lgp_eng_port *port, const struct lgp_eng_plan *plan)
 {
 	port->pacer = plan->saved;
+	port->last_post = plan->saved_last_post;
 }
 
 void lgp_eng_refuse(struct lgp_engine *eng, struct lgp_eng_port *port,
@@ -242,8 +263,10 @@ uint64_t lgp_eng_return_time(const struct lgp_engine *eng, uint64_t return_at,
 uint64_t lgp_eng_port_last_due(const struct lgp_engine *eng,
 			       const struct lgp_eng_port *port)
 {
-	return lgp_eng_add(lgp_pacer_free_ns(&port->pacer),
-			   eng->params.latency_ns);
+	uint64_t due = lgp_eng_add(lgp_pacer_free_ns(&port->pacer),
+				   eng->params.latency_ns);
+
+	return due > port->last_post ? due : port->last_post;
 }
 
 void lgp_eng_recv_overhead(struct lgp_engine *eng, uint64_t nrecv)

@@ -19,6 +19,14 @@
  *          comes back (a read, a fetching atomic) is a small request
  *          that leaves at start: post_at = start + L; its data is seen
  *          no earlier than return_at = left + 2L (start + L + n*G + L).
+ *          With a distribution (lgp_eng_set_dist, lgp/dist.h) L is drawn
+ *          once per operation, and post_at is raised to the port's
+ *          previous post_at if it came out earlier, so the port's
+ *          operations still reach the provider in order; without one L
+ *          is the knob and nothing is drawn.  Data that crosses back
+ *          after a real completion comes the knob's L later
+ *          (lgp_eng_return_time).  A send refused (FULL) or cancelled
+ *          does not give its draw back.
  *   verdict
  *          POST   now: it is due, nothing of its port is queued ahead,
  *                 and returned data (if any) could already be seen;
@@ -61,6 +69,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include <lgp/dist.h>
 #include <lgp/dqueue.h>
 #include <lgp/knob.h>
 #include <lgp/pacer.h>
@@ -100,12 +109,15 @@ struct lgp_engine {
 	uint64_t post_free;		/* the provider free again, had every
 					   release been on time (lateness) */
 	bool releasing;			/* lgp_eng_release() is running */
+	const struct lgp_dist *dist;	/* L drawn from it; NULL: the knob */
+	struct lgp_dist_rng rng;
 };
 
 struct lgp_eng_port {
 	struct lgp_pacer pacer;
 	size_t queued_msgs;	/* deferred, not yet handed over */
 	size_t queued_bytes;
+	uint64_t last_post;	/* the latest post_at, with a distribution */
 };
 
 /* What the engine needs to know of an operation. */
@@ -124,7 +136,9 @@ struct lgp_eng_plan {
 	uint64_t left;		/* it has left: local completion */
 	uint64_t post_at;	/* it goes to the provider */
 	uint64_t return_at;	/* returned data is seen, if any */
+	uint64_t latency;	/* the L it got: drawn, raised for order */
 	struct lgp_pacer saved;	/* the port before the reservation */
+	uint64_t saved_last_post;
 };
 
 enum lgp_eng_verdict {
@@ -143,6 +157,14 @@ int lgp_eng_init(struct lgp_engine *eng, const struct lgp_params *params,
 		 const struct lgp_eng_ops *ops, struct lgp_stats *stats,
 		 size_t depth);
 void lgp_eng_fini(struct lgp_engine *eng);
+
+/*
+ * Draws L from dist (shared, read-only) with the stream-th generator of
+ * its seed, before the engine's first submit; a constant dist changes
+ * nothing.
+ */
+void lgp_eng_set_dist(struct lgp_engine *eng, const struct lgp_dist *dist,
+		      uint64_t stream);
 
 void lgp_eng_port_init(const struct lgp_engine *eng, struct lgp_eng_port *port);
 
@@ -217,7 +239,10 @@ static inline size_t lgp_eng_queued(const struct lgp_engine *eng)
 uint64_t lgp_eng_return_time(const struct lgp_engine *eng, uint64_t return_at,
 			     uint64_t now);
 
-/* When the port's last queued operation is due: port free + L. */
+/*
+ * When the port's last queued operation is due: port free + L, or its
+ * latest post time if that is later (a drawn L).
+ */
 uint64_t lgp_eng_port_last_due(const struct lgp_engine *eng,
 			       const struct lgp_eng_port *port);
 

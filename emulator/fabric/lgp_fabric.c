@@ -38,7 +38,7 @@ static bool lgp_prov_is_utility(const struct fi_provider *prov)
 void lgp_fabric_stats_write(struct lgp_fabric *fab)
 {
 	const struct lgp_config *cfg = lgp_config_get();
-	char line[1024];
+	char line[4096];	/* the counters and a delay histogram */
 	int len, fd;
 
 	if (fab->stats_written)
@@ -214,6 +214,8 @@ int lgp_fabric_hook(struct fi_fabric_attr *attr, struct fid_fabric **fabric,
 		return -FI_ENOMEM;
 	fab->hfabric = attr->fabric;
 	fab->prov_name = hprov && hprov->name ? hprov->name : "unknown";
+	if (lgp_dist_active(&cfg->dist))
+		lgp_stats_delay_init(&fab->stats, lgp_dist_max_ns(&cfg->dist));
 	fab->fabric.fid.fclass = FI_CLASS_FABRIC;
 	fab->fabric.fid.context = attr->fabric->fid.context;
 	fab->fabric.fid.ops = &lgp_fabric_fi_ops;

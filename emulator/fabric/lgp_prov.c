@@ -79,6 +79,24 @@ int lgp_stats_file_open(const char *path)
 }
 
 /*
+ * The rank an MPI launcher gives the process (Open MPI, PMIx, MPICH), 0
+ * for none: with one LOGGP_SEED every rank draws its own delays, the same
+ * in every run, instead of all ranks the same ones.
+ */
+static uint64_t lgp_launcher_rank(void)
+{
+	static const char *const vars[] = { "OMPI_COMM_WORLD_RANK", "PMIX_RANK",
+					    "PMI_RANK" };
+	const char *v;
+	size_t i;
+
+	for (i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
+		if ((v = getenv(vars[i])))
+			return strtoull(v, NULL, 10);
+	return 0;
+}
+
+/*
  * A LOGGP_* name that is not in the registry, a setting's bad value or a
  * knob's bad value all leave c->error set: the shim then refuses to run.
  */
@@ -93,11 +111,15 @@ static void lgp_config_load(void)
 	if (!ret)
 		ret = lgp_params_read(&c->params, lgp_knob_text, NULL,
 				      c->errmsg, sizeof(c->errmsg));
+	if (!ret)
+		ret = lgp_dist_from_env(&c->dist, c->params.latency_ns,
+					c->errmsg, sizeof(c->errmsg));
 	if (ret) {
 		c->error = ret;
 		return;
 	}
-	c->active = lgp_params_active(&c->params);
+	c->active = lgp_params_active(&c->params) || lgp_dist_active(&c->dist);
+	c->dist_stream = lgp_launcher_rank() << 32;
 	pt = getenv(lgp_setting_env(LGP_SETTING_PROGRESS_THREAD));
 	c->progress_idle = !pt || !strcmp(pt, "idle");
 	sf = getenv(lgp_setting_env(LGP_SETTING_STATS_FILE));

@@ -457,7 +457,10 @@ def closest_env(name: str) -> str:
 
 def check_env(env: Mapping[str, str]) -> None:
     """KnobError, worded as the shim's, for the first LOGGP_* variable that is no knob or
-    setting of the registry, or a setting with a value outside its choices."""
+    setting of the registry, a setting with a value outside its choices, or a bad delay
+    distribution setting (loggp.plan.dist)."""
+    from loggp.plan.dist import check_dist_env  # it parses with this module's parser
+
     settings = {s.env: s for s in REGISTRY.settings}
     for name, value in env.items():
         if not name.startswith(ENV_PREFIX):
@@ -470,6 +473,7 @@ def check_env(env: Mapping[str, str]) -> None:
             *rest, last = setting.choices
             expected = f"{', '.join(rest)} or {last}" if rest else last
             raise KnobError(f"bad value '{_echo(value)}' for {name}: expected {expected}")
+    check_dist_env(env)
 
 
 def inherited_knob_env(env: Mapping[str, str]) -> list[str]:

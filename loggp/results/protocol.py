@@ -24,6 +24,10 @@ from loggp.results.lateness import LATE_BUCKETS, LATE_HIST_KEY
 
 PROTOCOL_VERSION = 1
 MAX_STATS_BYTES = 64 << 20  # a point's counter lines: ~300 bytes per process
+# The histogram of delays drawn from a distribution (LOGGP_LATENCY_DIST), in buckets of
+# delay_bucket_ns (emulator/core/include/lgp/stats.h).
+DELAY_HIST_KEY = "delay_hist"
+DELAY_BUCKETS = 128
 RESULT_KEY = "loggp_result"
 # The counts of `msgs` besides per_rank (docs/results.md), each a MsgCounts field.
 MSG_COUNTS = (
@@ -202,12 +206,14 @@ def open_stats_file(path: Path, write: bool = False) -> int:
 def stats_problem(obj: dict[str, Any]) -> str | None:
     """What makes a line other than the shim's counters (emulator/core/src/stats.c):
     every value a whole number from 0 to 2^64 - 1, `provider` text or null, `late_hist_us`
-    a list of LATE_BUCKETS such numbers."""
+    a list of LATE_BUCKETS such numbers, `delay_hist` (if any) of DELAY_BUCKETS."""
     for key, v in obj.items():
         if key == "provider":
             ok = v is None or isinstance(v, str)
         elif key == LATE_HIST_KEY:
             ok = isinstance(v, list) and len(v) == LATE_BUCKETS and all(_is_u64(n) for n in v)
+        elif key == DELAY_HIST_KEY:
+            ok = isinstance(v, list) and len(v) == DELAY_BUCKETS and all(_is_u64(n) for n in v)
         else:
             ok = _is_u64(v)
         if not ok:

@@ -138,6 +138,13 @@ def test_exec_warns_when_the_shim_carried_nothing(fake_build: Path) -> None:
     [
         ("LOGGP_LATENCCY", "10us", "unknown variable LOGGP_LATENCCY: did you mean LOGGP_LATENCY?"),
         ("LOGGP_CLOCK", "hpet", "bad value 'hpet' for LOGGP_CLOCK: expected tsc or monotonic"),
+        (
+            "LOGGP_LATENCY_DIST",
+            "gauss:20us",
+            "bad value 'gauss:20us' for LOGGP_LATENCY_DIST: expected constant, uniform:TIME, "
+            "normal:TIME, pareto:TIME, paretonormal:TIME or empirical:FILE, TIME as "
+            "<number>{ns|us|ms|s}, e.g. 10us or 2.5ms",
+        ),
     ],
 )
 def test_exec_refuses_what_the_shim_refuses(

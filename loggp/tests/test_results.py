@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import sqlite3
 from pathlib import Path
 
 import pytest
 
-from loggp.results.protocol import RESULT_KEY
+from loggp.results.protocol import DELAY_BUCKETS, RESULT_KEY, shim_stats
 from loggp.results.reader import read_points
 from loggp.results.store import COLUMNS, STORE_FILE, PointRecord, Store, StoreError
 
@@ -121,3 +122,19 @@ def test_a_degraded_point_is_measured_and_keeps_its_reason(tmp_path: Path) -> No
     assert p.degraded_reason == "p99 lateness up to 4 us ..."
     assert p.row["late_p99_ns"] == 1000 and p.row["host_other_cpu"] == 0.25
     assert (p.host_other_cpu, p.host_floor_ns) == (0.25, 36_000)
+
+
+def test_a_counter_line_with_a_delay_histogram_is_the_shims(tmp_path: Path) -> None:
+    """A shim drawing ΔL from a distribution adds its delay histogram to the line
+    (emulator/core/include/lgp/stats.h); one of another length is not the shim's."""
+    line = {"provider": "tcp", "msgs": 3, "late_hist_us": [0] * 16, "delay_bucket_ns": 1417}
+    good = line | {"delay_hist": [1, 2] + [0] * (DELAY_BUCKETS - 2)}
+    bad = line | {"delay_hist": [1, 2]}
+    path = tmp_path / "s.jsonl"
+    path.write_text(json.dumps(good) + "\n" + json.dumps(bad) + "\n")
+    problems: list[str] = []
+    assert shim_stats(path, problems=problems) == [good]
+    assert problems == [
+        f"{path}: not the shim's counters, left out: line 2: key 'delay_hist': "
+        "expected a whole number from 0 to 2^64 - 1, got [1, 2]"
+    ]

@@ -62,6 +62,21 @@ static void stats_put_u64(struct stats_out *o, uint64_t v)
 	stats_puts(o, num);
 }
 
+/* A histogram's counts after its key: "<key>[c0,c1,...]". */
+static void stats_put_counts(struct stats_out *o, const char *key,
+			     const uint64_t *counts, unsigned int n)
+{
+	unsigned int i;
+
+	stats_puts(o, key);
+	for (i = 0; i < n; i++) {
+		if (i)
+			stats_putc(o, ',');
+		stats_put_u64(o, __atomic_load_n(&counts[i], __ATOMIC_RELAXED));
+	}
+	stats_putc(o, ']');
+}
+
 /* A JSON string literal; provider names are plain, but stay valid JSON. */
 static void stats_put_string(struct stats_out *o, const char *s)
 {
@@ -174,6 +189,23 @@ void lgp_stats_release_owned(struct lgp_stats *s, uint64_t due_ns,
 	stats_release(s, due_ns, now_ns, true);
 }
 
+void lgp_stats_delay_init(struct lgp_stats *s, uint64_t max_ns)
+{
+	s->delay_bucket_ns = max_ns / (LGP_DELAY_BUCKETS - 1) + 1;
+}
+
+void lgp_stats_delay(struct lgp_stats *s, uint64_t delay_ns)
+{
+	uint64_t k;
+
+	if (!s->delay_bucket_ns)
+		return;
+	k = delay_ns / s->delay_bucket_ns;
+	if (k > LGP_DELAY_BUCKETS - 1)
+		k = LGP_DELAY_BUCKETS - 1;
+	__atomic_fetch_add(&s->delay_hist[k], 1, __ATOMIC_RELAXED);
+}
+
 int lgp_stats_json(const struct lgp_stats *s, const char *provider,
 		   char *buf, size_t len)
 {
@@ -193,14 +225,15 @@ int lgp_stats_json(const struct lgp_stats *s, const char *provider,
 		stats_puts(&o, "\":");
 		stats_put_u64(&o, lgp_stats_get(s, i));
 	}
-	stats_puts(&o, ",\"late_hist_us\":[");
-	for (i = 0; i < LGP_LATE_BUCKETS; i++) {
-		if (i)
-			stats_putc(&o, ',');
-		stats_put_u64(&o, __atomic_load_n(&s->late_hist[i],
-						  __ATOMIC_RELAXED));
+	stats_put_counts(&o, ",\"late_hist_us\":[", s->late_hist,
+			 LGP_LATE_BUCKETS);
+	if (s->delay_bucket_ns) {
+		stats_puts(&o, ",\"delay_bucket_ns\":");
+		stats_put_u64(&o, s->delay_bucket_ns);
+		stats_put_counts(&o, ",\"delay_hist\":[", s->delay_hist,
+				 LGP_DELAY_BUCKETS);
 	}
-	stats_puts(&o, "]}");
+	stats_putc(&o, '}');
 	if (len)
 		buf[o.pos < len ? o.pos : len - 1] = '\0';
 	return (int)o.pos;

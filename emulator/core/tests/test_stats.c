@@ -26,7 +26,7 @@ static void *stats_worker(void *arg)
 
 static void test_counters(void)
 {
-	struct lgp_stats s = { { 0 }, { 0 } };
+	struct lgp_stats s = { 0 };
 	int i;
 
 	for (i = 0; i < LGP_STAT_COUNT; i++)
@@ -72,7 +72,7 @@ static void test_names(void)
 
 static void test_json(void)
 {
-	struct lgp_stats s = { { 0 }, { 0 } };
+	struct lgp_stats s = { 0 };
 	char buf[1024], want[1024], small[20];
 	int i, n;
 
@@ -130,7 +130,7 @@ typedef void (*release_fn)(struct lgp_stats *, uint64_t, uint64_t);
 /* Both recorders keep the same account: shared (atomic) and owned. */
 static void test_release(release_fn release)
 {
-	struct lgp_stats s = { { 0 }, { 0 } };
+	struct lgp_stats s = { 0 };
 	char buf[1024];
 
 	release(&s, 1000, 1000);		/* on time */
@@ -172,6 +172,41 @@ static void test_late_bounds(void)
 	CHECK_STR(lgp_stat_name(LGP_STAT_LATE_LAST), "early_releases");
 }
 
+/*
+ * The delay histogram: absent from the line until started; buckets wide
+ * enough that the largest delay lands below the last, which holds the rest.
+ */
+static void test_delay_hist(void)
+{
+	struct lgp_stats s;
+	char buf[4096], want[1024];
+	int n, i;
+
+	memset(&s, 0, sizeof(s));
+	lgp_stats_delay(&s, 5000);	/* not started: not counted */
+	lgp_stats_json(&s, "tcp", buf, sizeof(buf));
+	CHECK(strstr(buf, "delay") == NULL);
+	lgp_stats_delay_init(&s, 127000);
+	CHECK_EQ_U64(s.delay_bucket_ns, 1001);
+	lgp_stats_delay(&s, 0);
+	lgp_stats_delay(&s, 1000);
+	lgp_stats_delay(&s, 1001);
+	lgp_stats_delay(&s, 127000);
+	lgp_stats_delay(&s, UINT64_MAX);
+	CHECK_EQ_U64(s.delay_hist[0], 2);
+	CHECK_EQ_U64(s.delay_hist[1], 1);
+	CHECK_EQ_U64(s.delay_hist[126], 1);
+	CHECK_EQ_U64(s.delay_hist[LGP_DELAY_BUCKETS - 1], 1);
+	n = lgp_stats_json(&s, "tcp", buf, sizeof(buf));
+	CHECK_EQ_U64((uint64_t)n, strlen(buf));
+	strcpy(want, ",\"late_hist_us\":[0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0],"
+	       "\"delay_bucket_ns\":1001,\"delay_hist\":[2,1");
+	for (i = 2; i < LGP_DELAY_BUCKETS - 2; i++)
+		strcat(want, ",0");
+	strcat(want, ",1,1]}");
+	CHECK(strstr(buf, want) != NULL);
+}
+
 int main(void)
 {
 	test_late_buckets();
@@ -182,5 +217,6 @@ int main(void)
 	test_threads();
 	test_names();
 	test_json();
+	test_delay_hist();
 	return check_done("test_stats");
 }

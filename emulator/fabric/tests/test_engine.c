@@ -547,6 +547,62 @@ static void test_recv_overhead(void)
 	lgp_eng_fini(&r.eng);
 }
 
+/*
+ * A drawn L: each operation its own draw from the seed's stream, post_at
+ * raised to the port's previous one so the port stays in order, the L
+ * each got counted and histogrammed; a cancelled send takes its raise
+ * back.  Without a distribution nothing changes (the tests above).
+ */
+static void test_drawn_latency(void)
+{
+	struct lgp_eng_msg msg = msg_of(10);
+	struct lgp_dist dist;
+	struct lgp_dist_rng rng;
+	struct op ops[16];
+	struct rig r;
+	uint64_t due, last = 0, total = 0, hist = 0, raised = 0, drawn;
+	unsigned int i;
+
+	CHECK_EQ_INT(lgp_dist_config(&dist, "uniform:50us", NULL, "7", 100000,
+				     NULL, 0), 0);
+	setup(&r, (struct lgp_params){ .latency_ns = 100000 }, 32);
+	lgp_eng_set_dist(&r.eng, &dist, 3);
+	lgp_stats_delay_init(&stats, lgp_dist_max_ns(&dist));
+	lgp_dist_rng_init(&rng, &dist, 3);
+	for (i = 0; i < 16; i++) {
+		ops[i] = (struct op){ .id = (int)i, .port = &r.port[0] };
+		fake_now = i * 1000;
+		CHECK_EQ_INT(send_op(&r, &ops[i], &msg), LGP_ENG_DEFER);
+		drawn = fake_now + lgp_dist_draw(&dist, &rng);
+		due = drawn > last ? drawn : last;
+		raised += due > drawn;
+		CHECK_EQ_U64(r.plan.post_at, due);
+		CHECK_EQ_U64(r.plan.latency, due - fake_now);
+		total += due - fake_now;
+		last = due;
+	}
+	CHECK(raised > 0);	/* the draws did come out of order */
+	CHECK_EQ_U64(lgp_stats_get(&stats, LGP_STAT_LATENCY_NS), total);
+	for (i = 0; i < LGP_DELAY_BUCKETS; i++)
+		hist += stats.delay_hist[i];
+	CHECK_EQ_U64(hist, 16);
+	CHECK_EQ_U64(lgp_eng_port_last_due(&r.eng, &r.port[0]),
+		     last > 115000 ? last : 115000);
+	fake_now = UINT64_MAX / 2;
+	CHECK_EQ_U64(lgp_eng_release(&r.eng, fake_now), 16);
+	for (i = 0; i < 16; i++)
+		CHECK_EQ_INT(posted[i], (int)i);
+
+	/* a cancelled reservation leaves the port's last post as it was */
+	CHECK_EQ_INT(lgp_eng_submit(&r.eng, &r.port[1], &msg, &r.plan),
+		     LGP_ENG_DEFER);
+	CHECK(r.port[1].last_post > 0);
+	lgp_eng_refuse(&r.eng, &r.port[1], &r.plan);
+	CHECK_EQ_U64(r.port[1].last_post, 0);
+	lgp_eng_fini(&r.eng);
+	lgp_dist_fini(&dist);
+}
+
 int main(void)
 {
 	test_post_at_once();
@@ -562,5 +618,6 @@ int main(void)
 	test_lateness_excludes_the_providers_post();
 	test_release_while_spinning();
 	test_recv_overhead();
+	test_drawn_latency();
 	return check_done("test_engine");
 }

@@ -10,6 +10,10 @@
  *    "latency_ns":..,"max_queue_depth":..,"eagain":..,"post_errors":..,
  *    "releases":..,"late_ns":..,"late_max_ns":..,"late_over_10us":..,
  *    "early_releases":..,"late_hist_us":[..16 counts..]}
+ * and, once lgp_stats_delay_init() has given the buckets a width, the
+ * delays drawn from a distribution (lgp/dist.h) as they were applied:
+ *    ..,"delay_bucket_ns":W,"delay_hist":[..128 counts..]}
+ * bucket k counting delays in [k*W, (k+1)*W), the last bucket the rest.
  *
  * Lateness is the shim's own error: how long after its release time a
  * delayed item was really released (a deferred send handed to the
@@ -54,10 +58,13 @@ enum lgp_stat {
 
 #define LGP_LATE_BUCKETS	16
 #define LGP_LATE_OVER_NS	10000ULL
+#define LGP_DELAY_BUCKETS	128
 
 struct lgp_stats {
 	uint64_t v[LGP_STAT_COUNT];
 	uint64_t late_hist[LGP_LATE_BUCKETS];
+	uint64_t delay_bucket_ns;	/* 0: no delay histogram */
+	uint64_t delay_hist[LGP_DELAY_BUCKETS];
 };
 
 const char *lgp_stat_name(enum lgp_stat stat);
@@ -93,6 +100,17 @@ void lgp_stats_release(struct lgp_stats *s, uint64_t due_ns, uint64_t now_ns);
  */
 void lgp_stats_release_owned(struct lgp_stats *s, uint64_t due_ns,
 			     uint64_t now_ns);
+
+/*
+ * Starts the histogram of drawn delays with buckets wide enough that
+ * max_ns, the largest delay the distribution draws, falls in one below the
+ * last (which then holds only delays an order-keeping release raised).
+ * Before any thread records.
+ */
+void lgp_stats_delay_init(struct lgp_stats *s, uint64_t max_ns);
+
+/* Counts one applied delay in the histogram, if started; any thread. */
+void lgp_stats_delay(struct lgp_stats *s, uint64_t delay_ns);
 
 /*
  * Writes the JSON line (without newline) into buf; provider may be NULL,
