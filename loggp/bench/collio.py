@@ -34,7 +34,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from loggp.bench.doc import machine, parser, publish
+from loggp.bench.doc import machine, machine_line, parser, publish
 from loggp.bench.store import PROVIDER, Mount, Store, environment
 from loggp.results.protocol import result_line
 from loggp.run.ompi import shim_mca_args
@@ -49,6 +49,7 @@ LIMITED_END = "<!-- collio-limited:end -->"
 LIMITED_KNOBS = ("100 MB/s", {"bandwidth": "100MB/s"})
 LIMITED_WORKLOADS = ("coll_perf", "iorlike")
 LIMITED_MIN_REPEATS = 5
+LIMITED_CONFIG = "a2 b1M"  # 2 aggregators, 1 MiB collective buffer
 RANKS = 4
 KNOBS: tuple[tuple[str, dict[str, str]], ...] = (
     ("none", {}),
@@ -107,7 +108,9 @@ def measure(build: Path, root: Path, repeats: int, limited: bool) -> list[dict[s
             for wl, prog in WORKLOADS.items():
                 if limited and wl not in LIMITED_WORKLOADS:
                     continue
-                for config, opts, hints in configs(wl)[: 3 if limited else None]:
+                for config, opts, hints in configs(wl):
+                    if limited and not config.endswith(LIMITED_CONFIG):
+                        continue
                     hints = hints.replace("${cache}", str(cache))
                     args = [*prog, "-f", str(mount.mnt / wl), "-H", hints]
                     runs = [run_one(build, env, opts, args)["metrics"] for _ in range(repeats)]
@@ -137,8 +140,7 @@ def markdown(doc: dict[str, Any]) -> str:
         BEGIN,
         "## Cached collective I/O (collio) over the file store",
         "",
-        f"Machine: {m['cpu']}, {m['cores']} cores, Linux {m['kernel']}, libfabric "
-        f"{m['libfabric']}, run {m['date']} (load average {m['loadavg_1min']:.2f} at start).",
+        machine_line(m),
         f"{RANKS} MPI ranks over {PROVIDER}, 4 store servers and the store's mount "
         "(--direct-io) all beneath the knobs, on this machine; caches in a local directory; "
         f"median of {doc['repeats']} run(s).  Perceived write bandwidth (MB/s, "
@@ -200,8 +202,7 @@ def limited_markdown(doc: dict[str, Any]) -> str:
         LIMITED_BEGIN,
         "## Cached collective I/O over the bandwidth-limited store",
         "",
-        f"Machine: {m['cpu']}, {m['cores']} cores, Linux {m['kernel']}, libfabric "
-        f"{m['libfabric']}, run {m['date']} (load average {m['loadavg_1min']:.2f} at start).",
+        machine_line(m),
         f"As the section above, every process beneath G for {LIMITED_KNOBS[0]}, {n} runs of "
         "each: the median perceived write bandwidth (MB/s) and, in brackets, the lowest and "
         f"highest run, which for {n} runs covers the median with "

@@ -21,7 +21,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from loggp.bench.doc import machine, parser, publish
+from loggp.bench.doc import machine, machine_line, parser, publish
 from loggp.bench.mpi import run_mpi
 
 NAME = "combining"
@@ -113,8 +113,7 @@ def markdown(doc: dict[str, Any]) -> str:
         BEGIN,
         "## Flat-combining global structures (loggp-combining)",
         "",
-        f"Machine: {m['cpu']}, {m['cores']} cores, Linux {m['kernel']}, libfabric "
-        f"{m['libfabric']}, run {m['date']} (load average {m['loadavg_1min']:.2f} at start).",
+        machine_line(m),
         f"Settings: provider {PROVIDER}, MPI on its own transports, 2048 workers per process, "
         "combining buffer 1024, aggregation on; operations per process "
         + ", ".join(f"{mode} {n}" for mode, n in OPS.items())

@@ -58,6 +58,14 @@ def _version(argv: list[str], prefix: str = "") -> str:
     return "unknown"
 
 
+def machine_line(m: dict[str, Any]) -> str:
+    """The section's first line: the machine() a benchmark ran on, and its load at start."""
+    return (
+        f"Machine: {m['cpu']}, {m['cores']} cores, Linux {m['kernel']}, libfabric "
+        f"{m['libfabric']}, run {m['date']} (load average {m['loadavg_1min']:.2f} at start)."
+    )
+
+
 def machine() -> dict[str, Any]:
     """The facts a benchmark states about the machine it ran on."""
     cpu = "unknown"

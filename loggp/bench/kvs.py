@@ -33,7 +33,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from loggp.bench.doc import machine, parser, publish
+from loggp.bench.doc import machine, machine_line, parser, publish
 from loggp.bench.mpi import mpi_command, run_mpi
 
 NAME = "kvs"
@@ -157,8 +157,7 @@ def markdown(doc: dict[str, Any]) -> str:
         BEGIN,
         "## KVS phase maxima (KAP)",
         "",
-        f"Machine: {m['cpu']}, {m['cores']} cores, Linux {m['kernel']}, libfabric "
-        f"{m['libfabric']}, run {m['date']} (load average {m['loadavg_1min']:.2f} at start).",
+        machine_line(m),
         f"Settings: provider {PROVIDER}, MPI on its own transports and yielding when idle, kap "
         f"`{' '.join(KAP_ARGS)}` (16 puts per producer, 16 gets per consumer, one "
         f"directory, fence sync), producers = consumers = processes, median of "

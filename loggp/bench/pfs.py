@@ -30,7 +30,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from loggp.bench.doc import machine, parser, publish
+from loggp.bench.doc import machine, machine_line, parser, publish
 from loggp.bench.store import PROVIDER, Store, environment
 from loggp.drivers.fio import report, summary
 from loggp.plan.knobs import KnobSet
@@ -150,8 +150,7 @@ def markdown(doc: dict[str, Any]) -> str:
         BEGIN,
         "## Parallel file store: request time against the model, throughput",
         "",
-        f"Machine: {m['cpu']}, {m['cores']} cores, Linux {m['kernel']}, libfabric "
-        f"{m['libfabric']}, run {m['date']} (load average {m['loadavg_1min']:.2f} at start).",
+        machine_line(m),
         f"Provider {PROVIDER}; servers and clients on this machine, the servers' objects in "
         f"a temporary directory; median of {doc['repeats']} runs.",
         "",
