@@ -18,13 +18,15 @@
  * senders apart: it must be unique among the senders a receiver hears
  * (a rank, or an id a server handed out).
  *
- * Waiting: a thread with nothing to do calls wait(), which blocks on the
- * CQ's own wait object (FI_WAIT_FD, after fi_trywait) and an eventfd that
- * wake() signals, so a message or local work is looked at the moment it
- * comes.  It never sleeps on a timer: a timed sleep would delay whatever
- * arrives meanwhile by an amount no knob asked for, and the delay would
- * change with the knobs.  A provider whose CQ has no wait fd is polled with
- * sched_yield() instead (uses_wait_fd() says which).
+ * Waiting: a thread with nothing to do calls wait().  For kSpin after the
+ * loop's last turn with work (spin.hpp) it only yields, so the loop keeps
+ * looking; then it blocks on the CQ's own wait object (FI_WAIT_FD, after
+ * fi_trywait) and an eventfd that wake() signals, so a message or local
+ * work is looked at the moment it comes.  It never sleeps on a timer: a
+ * timed sleep would delay whatever arrives meanwhile by an amount no knob
+ * asked for, and the delay would change with the knobs.  A provider whose
+ * CQ has no wait fd is polled with sched_yield() instead (uses_wait_fd()
+ * says which).
  *
  * Threading: one thread (the broker's, the server's, the client's progress
  * thread) calls everything except wake(), which any thread may call;
@@ -48,6 +50,8 @@
 #include <rdma/fabric.h>
 #include <rdma/fi_eq.h>
 
+#include "spin.hpp"
+
 namespace svc {
 
 struct FabricStats {
@@ -58,6 +62,7 @@ struct FabricStats {
 	uint64_t send_errors = 0;
 	uint64_t waits = 0;		/* wait() calls that blocked on the wait fd */
 	uint64_t wait_ns = 0;		/* time blocked in them */
+	uint64_t spins = 0;		/* wait() calls that yielded within kSpin */
 };
 
 class Fabric {
@@ -106,9 +111,12 @@ public:
 	/*
 	 * Blocks until a completion may be waiting, wake() was called, or
 	 * `until` passed, whichever is first; returns at once (after a
-	 * sched_yield) while sends are queued for the provider, or when the
-	 * provider has no wait fd.  Call it after progress() found nothing to
-	 * do; a wake-up without work is harmless.
+	 * sched_yield) within kSpin of the loop's last turn with work, while
+	 * sends are queued for the provider, or when the provider has no wait
+	 * fd.  Call it once per turn of the loop (one progress() call), and
+	 * only on a turn that found nothing to do: a turn that skips it, or
+	 * whose progress() handled a completion, counts as work and starts the
+	 * next kSpin.  A wake-up without work is harmless.
 	 */
 	void wait(std::chrono::steady_clock::time_point until);
 	/* Ends a wait() in progress, or the next one; any thread, any time. */
@@ -160,6 +168,13 @@ private:
 	uint32_t frag_seq_ = 0;
 	std::chrono::milliseconds ttl_;
 	std::vector<std::pair<uint32_t, std::string>> errors_;	/* for on_err */
+	/* Turns (progress() calls) so far; whether the loop is in an idle run
+	 * (wait() on every turn since it began, no completions), the turn of
+	 * its last wait() and when it began. */
+	uint64_t turns_ = 0;
+	bool idle_run_ = false;
+	uint64_t idle_turn_ = 0;
+	std::chrono::steady_clock::time_point idle_since_;
 	FabricStats stats_;
 };
 

@@ -10,6 +10,7 @@
 #include <cstdio>
 
 #include "common/calls.hpp"
+#include "common/spin.hpp"
 #include "error.hpp"
 
 namespace kvs {
@@ -135,7 +136,7 @@ Reply Broker::call(ReqPtr req)
 		incoming_.push_back(req);
 	}
 	fabric_.wake();
-	if (fut.wait_for(cfg_.timeout + svc::kCallerGrace) != std::future_status::ready)
+	if (svc::await_answer(fut, cfg_.timeout + svc::kCallerGrace) != std::future_status::ready)
 		throw Error(ETIMEDOUT, "kvs broker " + std::to_string(rank_) +
 					       " did not answer within " +
 					       svc::seconds_text(cfg_.timeout + svc::kCallerGrace));

@@ -9,6 +9,7 @@
 #include <future>
 
 #include "common/options.hpp"
+#include "common/spin.hpp"
 #include "error.hpp"
 #include "instance.hpp"
 
@@ -120,7 +121,7 @@ Reply Client::call(uint32_t server, Request q)
 	auto fut = p->get_future();
 	Op op = q.op;
 	submit(server, std::move(q), [p](Reply &&r) { p->set_value(std::move(r)); });
-	if (fut.wait_for(cfg_.timeout + svc::kCallerGrace) != std::future_status::ready)
+	if (svc::await_answer(fut, cfg_.timeout + svc::kCallerGrace) != std::future_status::ready)
 		throw Error(EIO, server_name(server) + ": " + op_name(op) +
 					 ": the client's progress thread did not answer within " +
 					 svc::seconds_text(cfg_.timeout + svc::kCallerGrace));

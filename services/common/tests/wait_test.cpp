@@ -1,6 +1,7 @@
 // wait_test.cpp - Fabric::wait() blocks on the provider's wait object: an
 // idle endpoint sleeps in the kernel (few loop turns), a message or wake()
-// ends the wait at once, on every provider that offers a wait fd.
+// ends the wait at once, on every provider that offers a wait fd; after a
+// turn with work it only yields for kSpin (spin.hpp) before it blocks.
 #include "common/fabric.hpp"
 
 #include <gtest/gtest.h>
@@ -31,6 +32,7 @@ struct Loop {
 	Fabric &f;
 	std::atomic<bool> stop{false};
 	std::atomic<uint64_t> turns{0};
+	std::atomic<uint64_t> spins{0};	/* turns whose wait() only yielded */
 	std::atomic<int> got{0};
 	std::atomic<int64_t> got_at_ns{0};
 	std::mutex mu;
@@ -62,8 +64,10 @@ struct Loop {
 					got++;
 				},
 				[](uint32_t, const std::string &w) { ADD_FAILURE() << w; });
-			if (!n)
+			if (!n) {
 				f.wait(Clock::now() + kLong);
+				spins = f.stats().spins;
+			}
 		}
 	}
 	void end()
@@ -74,6 +78,23 @@ struct Loop {
 };
 
 class Wait : public ::testing::TestWithParam<const char *> {};
+
+void nop_msg(std::string &&) {}
+void no_error(uint32_t, const std::string &w)
+{
+	ADD_FAILURE() << w;
+}
+
+/* Turns of an idle service loop (progress(), then wait() until `until`)
+ * until one of them blocked on the wait fd or `until` passed. */
+void idle_until_blocked(Fabric &f, Clock::time_point until)
+{
+	uint64_t waits = f.stats().waits;
+	while (f.stats().waits == waits && Clock::now() < until) {
+		f.progress(nop_msg, no_error);
+		f.wait(until);
+	}
+}
 
 /* Waits (yielding) until pred holds or the bound passes. */
 template <class P> bool until(P pred)
@@ -92,26 +113,61 @@ TEST_P(Wait, WakeEndsAWaitAtOnce)
 	if (!f.uses_wait_fd())
 		GTEST_SKIP() << GetParam() << " offers no CQ wait fd (polled)";
 	auto t0 = Clock::now();
-	std::thread w([&] { f.wait(t0 + kLong); });
+	std::thread w([&] { idle_until_blocked(f, t0 + kLong); });
 	f.wake();
 	w.join();
 	EXPECT_LT(Clock::now() - t0, kLong / 4);
+	EXPECT_EQ(f.stats().waits, 1u);
 	/* A wake-up before the wait is kept, not lost. */
 	f.wake();
 	t0 = Clock::now();
-	f.wait(t0 + kLong);
+	idle_until_blocked(f, t0 + kLong);
 	EXPECT_LT(Clock::now() - t0, kLong / 4);
+	EXPECT_EQ(f.stats().waits, 2u);
 }
 
 TEST_P(Wait, TimeoutEndsAWait)
 {
 	Fabric f(GetParam(), 0, kTtl);
 	auto t0 = Clock::now();
-	f.wait(t0 + std::chrono::milliseconds(30));
+	idle_until_blocked(f, t0 + std::chrono::milliseconds(30));
 	if (f.uses_wait_fd()) {
 		EXPECT_GE(Clock::now() - t0, std::chrono::milliseconds(25));
 	}
 	EXPECT_LT(Clock::now() - t0, kLong / 4);
+}
+
+/* After a turn with work a loop keeps looking (yields) for kSpin, then
+ * blocks; turns that follow a block do not spin again until work comes. */
+TEST_P(Wait, AWaitAfterWorkYieldsForTheSpinThenBlocks)
+{
+	Fabric f(GetParam(), 0, kTtl);
+	if (!f.uses_wait_fd())
+		GTEST_SKIP() << GetParam() << " offers no CQ wait fd (polled)";
+	constexpr auto kBlock = std::chrono::milliseconds(20);
+	f.progress(nop_msg, no_error);	/* a turn with work: it does not wait */
+	auto t0 = Clock::now();
+	Clock::time_point first_block;
+	while (f.stats().waits == 0) {
+		f.progress(nop_msg, no_error);
+		first_block = Clock::now();
+		f.wait(first_block + kBlock);
+		ASSERT_LT(Clock::now() - t0, kLong) << "wait() never blocked";
+	}
+	EXPECT_GE(first_block - t0, svc::kSpin);
+	EXPECT_GT(f.stats().spins, 0u);
+	EXPECT_GE(Clock::now() - first_block, kBlock * 3 / 4) << "the block ended early";
+	/* Still idle: the next turn blocks at once. */
+	uint64_t spins = f.stats().spins;
+	f.progress(nop_msg, no_error);
+	f.wait(Clock::now() + std::chrono::milliseconds(1));
+	EXPECT_EQ(f.stats().spins, spins);
+	EXPECT_EQ(f.stats().waits, 2u);
+	/* A turn that skips wait() is work: the spin starts again. */
+	f.progress(nop_msg, no_error);
+	f.progress(nop_msg, no_error);
+	f.wait(Clock::now() + kLong);
+	EXPECT_EQ(f.stats().spins, spins + 1);
 }
 
 TEST_P(Wait, IdleEndpointSleepsAndAMessageWakesIt)
@@ -126,14 +182,18 @@ TEST_P(Wait, IdleEndpointSleepsAndAMessageWakesIt)
 	/* The first message sets up the connection. */
 	la.post(to_b, "hello");
 	ASSERT_TRUE(until([&] { return lb.got == 1; })) << "first message never came";
-	/* Both idle: the receiver's loop turns only on events, so a quiet
-	 * while costs a handful of turns, not one per poll. */
-	uint64_t before = lb.turns;
-	auto quiet = Clock::now() + std::chrono::milliseconds(200);
+	/* Both idle: once the receiver's spin after the message is over
+	 * (kSpin, far below the first 100 ms), its loop turns only on events,
+	 * so the next quiet 100 ms cost a handful of turns, none spinning. */
+	auto quiet = Clock::now() + std::chrono::milliseconds(100);
 	while (Clock::now() < quiet)
 		std::this_thread::sleep_until(quiet);
-	uint64_t idle_turns = lb.turns - before;
-	EXPECT_LT(idle_turns, 20u) << "an idle endpoint polled instead of blocking";
+	uint64_t before = lb.turns, spins_before = lb.spins;
+	quiet = Clock::now() + std::chrono::milliseconds(100);
+	while (Clock::now() < quiet)
+		std::this_thread::sleep_until(quiet);
+	EXPECT_LT(lb.turns - before, 10u) << "an idle endpoint polled instead of blocking";
+	EXPECT_EQ(lb.spins, spins_before) << "an idle endpoint spun past its budget";
 	/* A message to the sleeping receiver is taken well before the wait's
 	 * own end (kLong). */
 	auto sent = Clock::now();
