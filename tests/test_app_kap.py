@@ -9,6 +9,7 @@ messages and delayed the fence by at least the latency it added.
 
 from __future__ import annotations
 
+from statistics import median
 from typing import Any
 
 import pytest
@@ -17,6 +18,8 @@ from conftest import base_env, core_provider, run_workload, workload_result
 pytestmark = pytest.mark.integration
 
 TIMEOUT = 120.0
+# What a busy host may add to one median of local gets over another, beyond twice it.
+LOCAL_GET_SLACK_US = 10.0
 
 
 def kap(mpirun: str, np: int, *args: str, env: dict[str, str] | None = None) -> dict[str, Any]:
@@ -88,6 +91,32 @@ def test_beneath_the_shim(mpirun_bin: str, shim) -> None:
     assert res["metrics"]["sync_max_s"] >= 2 * latency_us * 1e-6
     # Rank 1's first get faults its objects from rank 0: one round trip.
     assert res["metrics"]["get_us_max"] >= 2 * latency_us
+
+
+def test_a_local_get_is_not_faster_under_added_latency(mpirun_bin: str, shim) -> None:
+    """At 2 ranks with 8 B values every get after the first is answered by the caller's
+    own broker: two hand-offs between threads of one process, no network.  Their time
+    must not depend on ΔL.  It did: each hand-off woke a thread blocked on the fabric's
+    wait object, which on an idle VM cost a halted vCPU's wake-up at ΔL 0 (~52 µs a
+    get) while the shim's progress thread kept the vCPUs awake at ΔL 10 µs (~14 µs).
+    Now a service thread keeps looking for svc::kSpin after its work
+    (services/common/spin.hpp), so its broker does not block between back-to-back gets
+    (a deterministic count, whatever the host's load), and the gets' median at ΔL 0 is
+    no more than that at 10 µs plus a margin for a busy host (medians over interleaved
+    runs)."""
+    args = ["-p", "8", "-i", "16", "-c", "16", "-j", "4"]
+    runs: dict[int, list[dict[str, Any]]] = {0: [], 10: []}
+    for _ in range(3):
+        for lat in runs:
+            env = shim(latency=f"{lat}us")
+            env.env["LOGGP_PROVIDER"] = "tcp;ofi_rxm"
+            runs[lat].append(kap(mpirun_bin, 2, *args, env=env.env)["metrics"])
+    gets = runs[0][0]["get_count"]
+    for lat, ms in runs.items():
+        waits = median(m["broker_waits"] for m in ms)
+        assert waits < gets / 4, f"ΔL {lat} us: brokers blocked {waits} times for {gets} gets"
+    p50 = {lat: median(m["get_us_p50"] for m in ms) for lat, ms in runs.items()}
+    assert p50[0] <= 2 * p50[10] + LOCAL_GET_SLACK_US, p50
 
 
 @pytest.mark.parametrize(

@@ -135,6 +135,7 @@ int run(const wl_prog &p, const kap::Options &o)
 	MPI_Gather(&sent, 1, MPI_INT64_T, per_rank.data(), 1, MPI_INT64_T, 0, MPI_COMM_WORLD);
 	int64_t total = sum_to_root(sent), total_bytes = sum_to_root(bytes);
 	int64_t loads = sum_to_root(static_cast<int64_t>(s1.loads_sent - s0.loads_sent));
+	int64_t waits = sum_to_root(static_cast<int64_t>(s1.fabric.waits - s0.fabric.waits));
 	int64_t contributed = sum_to_root(static_cast<int64_t>(ops.put.size()));
 	if (p.rank)
 		return all_ok ? 0 : 1;
@@ -146,6 +147,7 @@ int run(const wl_prog &p, const kap::Options &o)
 	metrics["ops_put"] = contributed;
 	metrics["ops_applied"] = s1.fence_ops_out - s0.fence_ops_out;
 	metrics["objects_faulted"] = loads;
+	metrics["broker_waits"] = waits;
 	json out = {
 		{"loggp_result", 1},
 		{"workload", "kap"},
