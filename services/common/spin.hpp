@@ -3,12 +3,13 @@
  * before it blocks, and a caller's wait for an answer that spins first.
  *
  * Why spin at all: a thread that blocks hands its core back, and waking it
- * again is the host's cost, not the network's.  On the 2-core Firecracker
- * VM a blocked thread whose vCPU had halted took ~20 µs to wake, one that
- * found its vCPU awake ~5 µs; beneath the shim with knobs above 0 its
- * progress thread kept the vCPUs awake, at knobs 0 nothing did, so a KVS
- * get served in the same process (two hand-offs between the caller and the
- * broker thread) measured 52.8 µs at ΔL 0 and 14 µs at ΔL 10 µs.  A thread
+ * again is the host's cost, not the network's, and not the same at every
+ * ΔL: on the 2-core Firecracker VM waking a thread whose vCPU had halted is
+ * slow, and beneath the shim with knobs above 0 its progress thread kept
+ * the vCPUs from halting, at knobs 0 nothing did.  So a KVS get served in
+ * the same process (two hand-offs between the caller and the broker
+ * thread, each a blocked thread woken) measured 52.8 µs at ΔL 0 and 14 µs
+ * at ΔL 10 µs (services/common/README.md, "Waiting").  A thread
  * that keeps looking for kSpin after its last work catches what comes back
  * within kSpin at every ΔL alike, as MPI progress engines and libfabric's
  * own waits poll a while before they sleep.  What comes later pays the

@@ -64,7 +64,8 @@ json stats_json(const BrokerStats &s)
 		{"msgs_recvd", s.fabric.msgs_recvd},
 		{"bytes_recvd", s.fabric.bytes_recvd},
 		{"fabric_waits", s.fabric.waits},
-		{"fabric_wait_ns", s.fabric.wait_ns}};
+		{"fabric_wait_ns", s.fabric.wait_ns},
+		{"fabric_spins", s.fabric.spins}};
 }
 
 bool send_all(int fd, const std::string &s)
