@@ -144,6 +144,7 @@ def measure(build: Path, repeats: int) -> list[dict[str, Any]]:
                     )
                 row["get_p50_us"] = statistics.median(r["metrics"]["get_us_p50"] for r in runs)
                 row["msgs"] = statistics.median(r["msgs"]["total"] for r in runs)
+                row["broker_waits"] = statistics.median(r["metrics"]["broker_waits"] for r in runs)
                 rows.append(row)
                 print(f"{TOOL}: np {np} value {vsize} B ΔL {lat} us: sync "
                       f"{row['sync_max_ms']:.3f} ms, consumer {row['consumer_max_ms']:.3f} ms",
@@ -165,22 +166,26 @@ def markdown(doc: dict[str, Any]) -> str:
         "beneath the shim; at ΔL 0 its knobs are 0, the baseline the runner uses too.",
         "",
         "| processes | value | ΔL | setup ms | producer ms | sync (fence) ms | consumer ms "
-        "| get p50 µs | broker msgs |",
-        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| get p50 µs | broker msgs | broker blocks |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in doc["rows"]:
         lat = f"{r['latency_us']} µs"
         out.append(
             f"| {r['np']} | {r['value_bytes']} B | {lat} | {r['setup_max_ms']:.1f} | "
             f"{r['producer_max_ms']:.3f} | {r['sync_max_ms']:.3f} | "
-            f"{r['consumer_max_ms']:.3f} | {r['get_p50_us']:.1f} | {r['msgs']:.0f} |"
+            f"{r['consumer_max_ms']:.3f} | {r['get_p50_us']:.1f} | {r['msgs']:.0f} | "
+            f"{r['broker_waits']:.0f} |"
         )
     out += [
         "",
         "Setup includes opening the fabric and the first connections.  A fence crosses the "
         "tree twice (batches up, the new root down), so beneath ΔL its maximum grows by at "
         "least 2·depth·ΔL; a consumer's first get faults its objects from the root, one "
-        "round trip per tree level.",
+        "round trip per tree level.  Broker blocks: how often the brokers blocked on their "
+        "fabric's wait object during the phases (KAP's broker_waits), each after its spin "
+        'of svc::kSpin (services/common/README.md, "Waiting"): a get its own broker '
+        "answers back to back needs none.",
         "",
         f"Idle wait: 3 brokers, a put and commit from broker 2's socket (to the root and "
         f"back over the fabric), median of {BUSY_COMMITS} back to back and of {IDLE_COMMITS} "
