@@ -30,9 +30,15 @@
 
 namespace svc {
 
-/* Longer than a hand-off inside a process and a loopback round trip at
- * ΔL 0 (tens of µs), well below anything a service does per request. */
-constexpr std::chrono::microseconds kSpin{100};
+/*
+ * Longer than a reply takes over the fabric at the ΔL the suites sweep (up
+ * to 100 µs: a KVS commit's round trip there is ~400 µs), so every point of
+ * a sweep is measured without a wake-up.  A shorter spin puts the cliff
+ * inside the sweep: at 100 µs a KVS commit back to back took 167 µs at ΔL 0
+ * and 398 µs at ΔL 10 µs (the reply missed the spin and paid a wake-up), at
+ * 1 ms 131 and 164 µs (idle-wait benchmark, 3 brokers).
+ */
+constexpr std::chrono::microseconds kSpin{1000};
 
 /*
  * Waits up to timeout for fut as future::wait_for does, after looking at
