@@ -45,20 +45,26 @@ UNHINTED = "off"  # the mode (workload name prefix) of the run without prefetchi
 
 @dataclass(frozen=True)
 class Setting:
-    """Where on the sweep two workloads are compared."""
+    """Where on the sweep two workloads are compared: the point's knob and its values."""
 
     knob: str  # "baseline", a knob name or "grid"
-    knob_values: tuple[tuple[str, float], ...]
+    value: float | None  # the swept knob's value (sweep_value), None for baseline and grid
+    knob_values: tuple[tuple[str, float], ...]  # every knob set, in report units
 
     @property
     def label(self) -> str:
         if self.knob == SWEEP_BASELINE:
             return "baseline"
+        if self.value is not None:
+            return f"{self.knob} {self.value:g} {knob_info(self.knob).unit}"
         return ", ".join(f"{k} {v:g} {knob_info(k).unit}" for k, v in self.knob_values)
 
     def sort_key(self) -> tuple:
+        """Baseline first, then the knobs in the report's order, each from the better
+        network to the worse (bandwidth decreasing, as on its axis)."""
         order = (0, "") if self.knob == SWEEP_BASELINE else (1, *knob_sort_key(self.knob))
-        return (*order, self.knob_values)
+        x = self.value or 0.0
+        return (*order, -x if knob_info(self.knob).decreasing_x else x, self.knob_values)
 
 
 @dataclass(frozen=True)
@@ -100,10 +106,8 @@ def _usable(points: Sequence[StoredPoint], analysis: Analysis) -> list[StoredPoi
 
 
 def _setting(p: StoredPoint) -> Setting:
-    kv = tuple(sorted(p.knob_values.items()))
-    if p.sweep_knob not in (SWEEP_BASELINE, SWEEP_GRID) and p.sweep_value is not None:
-        kv = kv or ((p.sweep_knob, p.sweep_value),)
-    return Setting(p.sweep_knob, kv)
+    value = None if p.sweep_knob in (SWEEP_BASELINE, SWEEP_GRID) else p.sweep_value
+    return Setting(p.sweep_knob, value, tuple(sorted(p.knob_values.items())))
 
 
 def _values(ps: Sequence[StoredPoint], name: str) -> list[float]:

@@ -33,6 +33,9 @@ def prefetch_rows() -> list[Row]:
     for r in range(3):
         rows.append(rootio("off-1", "latency", 100, r, 3.0, 2.0))
         rows.append(rootio("willneed-1", "latency", 100, r, 2.5, 1.5))
+    for bw in (100, 1000):  # MB/s: listed from the better network to the worse
+        rows.append(rootio("off-1", "bandwidth", bw, 0, 2.0, 1.0))
+        rows.append(rootio("willneed-1", "bandwidth", bw, 0, 1.5, 0.5))
     # mercury-1 measured only where off-1 was not; mercury-2 has no unhinted partner
     rows.append(rootio("mercury-1", "latency", 10, 0, 1.8, 0.2))
     rows.append(rootio("mercury-2", "baseline", None, 0, 1.8, 0.2))
@@ -48,7 +51,7 @@ def rows_of(run_dir: Path):
 
 
 def test_hints_hiding_half_the_io_give_half_within_the_interval(tmp_path: Path) -> None:
-    base, lat100, lat10 = rows_of(make_run(tmp_path, prefetch_rows()))[:3]
+    base, lat100, _, _, lat10 = rows_of(make_run(tmp_path, prefetch_rows()))
     assert (base.workload, base.unhinted, base.setting.label) == ("willneed-1", "off-1", "baseline")
     b = base.bound
     assert b is not None and b.n == 6
@@ -71,13 +74,15 @@ def test_hints_hiding_half_the_io_give_half_within_the_interval(tmp_path: Path) 
     )
 
 
-def test_only_named_pairs_reporting_io_take_part(tmp_path: Path) -> None:
-    found = {(r.workload, r.setting.label) for r in rows_of(make_run(tmp_path, prefetch_rows()))}
-    assert found == {
+def test_only_named_pairs_reporting_io_take_part_in_the_reports_order(tmp_path: Path) -> None:
+    found = [(r.workload, r.setting.label) for r in rows_of(make_run(tmp_path, prefetch_rows()))]
+    assert found == [
         ("willneed-1", "baseline"),
         ("willneed-1", "latency 100 µs"),
+        ("willneed-1", "bandwidth 1000 MB/s"),
+        ("willneed-1", "bandwidth 100 MB/s"),
         ("mercury-1", "latency 10 µs"),
-    }
+    ]
 
 
 def test_the_report_shows_the_table_for_a_prefetch_run(tmp_path: Path) -> None:
