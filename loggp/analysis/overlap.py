@@ -83,7 +83,7 @@ class OverlapRow:
     why: str | None = None  # why there is no bound
 
 
-def split_name(workload: str) -> tuple[str, str] | None:
+def _split_name(workload: str) -> tuple[str, str] | None:
     """(mode, configuration) of a name `<mode>-<configuration>`, else None."""
     mode, sep, config = workload.partition("-")
     return (mode, config) if sep and mode and config else None
@@ -143,7 +143,7 @@ def overlap(points: Sequence[StoredPoint], analysis: Analysis) -> tuple[OverlapR
         by_wl.setdefault(p.workload, []).append(p)
     rows = []
     for wl, mine in by_wl.items():
-        parts = split_name(wl)
+        parts = _split_name(wl)
         if parts is None or parts[0] == UNHINTED:
             continue
         off = f"{UNHINTED}-{parts[1]}"
