@@ -28,6 +28,7 @@ from loggp.analysis.kap import assess_kap, kap_means
 from loggp.analysis.knobs import knob_info
 from loggp.analysis.model import FIT_RULE, Models
 from loggp.analysis.monotone import inversions
+from loggp.analysis.overlap import COMPUTE_METRIC, IO_METRIC, TIME_METRIC, OverlapRow, overlap
 from loggp.analysis.slowdown import STAT_METHOD, Analysis, CurvePoint, KnobSummary, Stat
 from loggp.analysis.store import Run
 from loggp.metrics.hostnoise import HostNoise
@@ -149,6 +150,7 @@ def render(page: Page) -> str:
         _summary(page),
         _findings(page),
         _kap(page),
+        _overlap(page),
         _baselines(page),
     ]
     parts += [_knob_section(page, summary) for summary in page.analysis.knobs]
@@ -501,6 +503,43 @@ def _kap(page: Page) -> str:
         "<table><tr><th>ranks</th><th>producers</th><th>consumers</th><th>value B</th>"
         "<th>puts</th><th>access</th><th>redundant</th><th>dirs</th><th>sync max ms</th>"
         f"<th>consumer max ms</th><th>n</th></tr>{data}</table>"
+    )
+
+
+def _stat_cell(s: Stat | None, why: str | None = None, marks: str = "") -> str:
+    if s is None:
+        return f'<td class="note">{e(why or "–")}</td>'
+    return f'<td class="num">{e(fmt_stat(s))} <span class="n">n={s.n}</span>{marks}</td>'
+
+
+def _overlap_row(r: OverlapRow) -> str:
+    return (
+        f"<tr><th>{e(r.workload)}</th><td>{e(r.unhinted)}</td><td>{e(r.setting.label)}</td>"
+        f"{_stat_cell(r.io_off, r.why)}{_stat_cell(r.io)}"
+        f"{_stat_cell(r.bound, r.why, _degraded_mark(r.n_degraded))}"
+        f"{_stat_cell(r.gain, r.why)}"
+        f'<td class="num">{e(fmt(r.best_gain))}</td></tr>'
+    )
+
+
+def _overlap(page: Page) -> str:
+    """Prefetching against the unhinted run (loggp/analysis/overlap.py); empty without pairs."""
+    rows = overlap(page.run.points, page.analysis)
+    if not rows:
+        return ""
+    return (
+        '<h2 id="overlap">Prefetching: the overlap bound</h2>'
+        '<table class="overlap"><tr><th>prefetching</th><th>against</th><th>setting</th>'
+        f"<th>I/O unhinted ({IO_METRIC})</th><th>I/O prefetching ({IO_METRIC})</th>"
+        "<th>overlap bound: I/O hidden ÷ I/O</th><th>run-time gain</th>"
+        f"<th>most an overlap can gain</th></tr>{''.join(_overlap_row(r) for r in rows)}</table>"
+        f'<p class="note">Per repeat of the prefetching workload, against the medians of the '
+        f"unhinted one at the same setting: overlap bound = (I/O<sub>off</sub> − I/O) / "
+        f"I/O<sub>off</sub> of {IO_METRIC}, the time waited in reads; run-time gain = 1 − "
+        f"{TIME_METRIC} / {TIME_METRIC}<sub>off</sub>; median over repeats [{e(STAT_METHOD)}]. "
+        f"Most an overlap can gain: min({COMPUTE_METRIC}, {IO_METRIC}) / {TIME_METRIC} of the "
+        "unhinted run. Workloads pair by name, &lt;mode&gt;-&lt;configuration&gt; against "
+        "off-&lt;configuration&gt;, when their results report io_s and time_s.</p>"
     )
 
 
