@@ -8,8 +8,11 @@ import socket
 import sys
 from datetime import UTC, datetime
 from importlib import metadata
+from pathlib import Path
 from typing import Any
 
+from loggp.plan.dist import dist_provenance, run_dist_env
+from loggp.plan.experiment import Experiment
 from loggp.run.proc import run_capture
 from loggp.run.shim import REPO_ROOT, build_dir
 
@@ -67,3 +70,12 @@ def provenance() -> dict[str, Any]:
         "build_dir": str(build_dir()),
         "argv": sys.argv,
     }
+
+
+def delay_distribution(exp: Experiment, exp_dir: Path | None) -> dict[str, str] | None:
+    """The delay distribution every point draws from, and whether the experiment file or
+    the environment named it (loggp/plan/dist.py); None where no shim draws delays."""
+    if exp.emulator.shim != "fabric":
+        return None
+    from_file = exp.dist_env(exp_dir)
+    return dist_provenance(run_dist_env(from_file, os.environ), bool(from_file))
