@@ -53,7 +53,10 @@ void wire_ctl_config_json(struct wire_state *st, struct wire_buf *b)
 	wire_buf_printf(b, "]");
 }
 
-/* The port's lateness under the names of the fabric shim's stats line. */
+/*
+ * The port's lateness, and its drawn delays if any, under the names of the
+ * fabric shim's stats line.
+ */
 static void wire_ctl_late_json(const struct lgp_stats *late, struct wire_buf *b)
 {
 	unsigned int k;
@@ -66,6 +69,15 @@ static void wire_ctl_late_json(const struct lgp_stats *late, struct wire_buf *b)
 	for (k = 0; k < LGP_LATE_BUCKETS; k++)
 		wire_buf_printf(b, "%s%" PRIu64, k ? "," : "",
 				late->late_hist[k]);
+	wire_buf_printf(b, "]");
+	if (!late->delay_bucket_ns)
+		return;
+	/* the delays drawn from the distribution (wire_egress_set_dist()) */
+	wire_buf_printf(b, ",\"delay_bucket_ns\":%" PRIu64 ",\"delay_hist\":[",
+			late->delay_bucket_ns);
+	for (k = 0; k < LGP_DELAY_BUCKETS; k++)
+		wire_buf_printf(b, "%s%" PRIu64, k ? "," : "",
+				late->delay_hist[k]);
 	wire_buf_printf(b, "]");
 }
 
@@ -345,8 +357,17 @@ void wire_ctl_handle(struct wire_state *st, const char *line, size_t len,
 	} else if (!strcmp(cmd, "get")) {
 		if (wire_ctl_only_cmd(o, "get", err, sizeof(err)))
 			goto err;
-		wire_buf_printf(out, "{\"ok\":true,\"mode\":\"%s\",\"ports\":",
-				wire_mode_name(st->mode));
+		wire_buf_printf(out, "{\"ok\":true,\"mode\":\"%s\","
+				"\"latency_dist\":", wire_mode_name(st->mode));
+		wire_buf_json_str(out, st->latency_dist ? st->latency_dist :
+				  "constant");
+		wire_buf_printf(out, ",\"latency_corr\":");
+		if (st->latency_corr)
+			wire_buf_json_str(out, st->latency_corr);
+		else
+			wire_buf_printf(out, "null");
+		wire_buf_printf(out, ",\"seed\":%" PRIu64 ",\"ports\":",
+				st->seed);
 		wire_ctl_config_json(st, out);
 		wire_buf_printf(out, "}");
 	} else if (!strcmp(cmd, "stats")) {

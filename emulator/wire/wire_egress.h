@@ -13,9 +13,11 @@
  *      tat = max(tat, d) + c.  So an idle port lets exactly burst bytes
  *      through at once, and the long-run rate is exactly 1/bulk_gap.
  *      This is lgp_core's pacer (lgp/pacer.h) with the port's burst;
- *   4. it is released at r = d + latency + j, j uniform in
- *      [-jitter, +jitter] (r >= d), and unless reordering is allowed,
- *      r = max(r, previous r), so jitter never reorders packets.
+ *   4. it is released at r = d + L + j, j uniform in [-jitter, +jitter]
+ *      (r >= d), L the port's latency or, with a delay distribution
+ *      (wire_egress_set_dist()), a delay drawn from it around the port's
+ *      latency, and unless reordering is allowed r = max(r, previous r)
+ *      (lgp_dist_in_order()), so neither reorders packets.
  * Dropped packets consume no tokens.  Knob changes apply to packets
  * admitted afterwards; packets already in the line keep their r.
  *
@@ -36,8 +38,10 @@
 
 #include <stdint.h>
 
+#include <lgp/dist.h>
 #include <lgp/dqueue.h>
 #include <lgp/pacer.h>
+#include <lgp/stats.h>
 
 #include "wire_shape.h"
 
@@ -53,12 +57,29 @@ struct wire_egress {
 	uint64_t last_release_ns;
 	uint64_t rng;
 	int reorder;		/* jitter may reorder packets */
+	const struct lgp_dist *dist;	/* NULL: L is the latency */
+	struct lgp_dist_rng dist_rng;
+	struct lgp_stats *hist;		/* its delay histogram, or NULL */
+	uint64_t hist_latency_ns;	/* the latency hist was started for */
 };
 
 /* cap: largest queue_pkts allowed.  Returns 0, -EINVAL or -ENOMEM. */
 int wire_egress_init(struct wire_egress *e, uint32_t cap, uint64_t seed,
 		     int reorder);
 void wire_egress_fini(struct wire_egress *e);
+
+/*
+ * Draw each packet's L from dist (read-only, shared by every port) around
+ * the port's latency of the moment, from the stream-th generator of dist,
+ * and count each admitted packet's r - d (its drawn delay, raised where
+ * order kept it) in hist's delay histogram (lgp_stats_delay()).  The
+ * histogram's buckets span what dist draws around one latency, so a
+ * packet admitted under another latency than the last one starts it
+ * again, emptied, for the new one.  A constant (or NULL) dist draws
+ * nothing and records nothing.
+ */
+void wire_egress_set_dist(struct wire_egress *e, const struct lgp_dist *dist,
+			  uint64_t stream, struct lgp_stats *hist);
 
 /*
  * Shape one packet; on WIRE_ADMIT it is in the delay line with its

@@ -60,7 +60,8 @@ static void wire_fwd_rx_drops(struct wire_fwd *f)
 
 int wire_fwd_init(struct wire_fwd *f, struct wire_state *st,
 		  uint16_t *port_ids, uint64_t seed, int jitter_reorder,
-		  uint64_t idle_sleep_ns, volatile sig_atomic_t *quit)
+		  const struct lgp_dist *dist, uint64_t idle_sleep_ns,
+		  volatile sig_atomic_t *quit)
 {
 	unsigned int i;
 	int rc;
@@ -87,6 +88,8 @@ int wire_fwd_init(struct wire_fwd *f, struct wire_state *st,
 				      seed + i, jitter_reorder);
 		if (rc)
 			goto err;
+		wire_egress_set_dist(&f->eg[i], dist, i,
+				     &st->ports[i].stats.late);
 	}
 	return 0;
 err:

@@ -31,10 +31,15 @@ struct wire_fwd {
 	volatile sig_atomic_t *quit;
 };
 
-/* Returns 0, or -ENOMEM.  Takes about 10 ms (the clock's calibration). */
+/*
+ * Returns 0, or -ENOMEM.  Takes about 10 ms (the clock's calibration).
+ * Port i draws its delays from dist (kept by the caller until
+ * wire_fwd_fini()) with generator stream i.
+ */
 int wire_fwd_init(struct wire_fwd *f, struct wire_state *st,
 		  uint16_t *port_ids, uint64_t seed, int jitter_reorder,
-		  uint64_t idle_sleep_ns, volatile sig_atomic_t *quit);
+		  const struct lgp_dist *dist, uint64_t idle_sleep_ns,
+		  volatile sig_atomic_t *quit);
 /* Drops (and counts as drops.tx) what is still in the delay lines. */
 void wire_fwd_fini(struct wire_fwd *f);
 

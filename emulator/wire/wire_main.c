@@ -161,6 +161,7 @@ int main(int argc, char **argv)
 		wire_die("%s", err);
 	if (conf.help) {
 		fputs(wire_conf_usage(), stdout);
+		wire_conf_fini(&conf);
 		return 0;
 	}
 	nvdev = wire_check_vdevs(dd, argv);
@@ -218,8 +219,11 @@ int main(int argc, char **argv)
 	for (started = 0; started < nports; started++)
 		if (wire_port_start(port_ids[started], pool, err, sizeof(err)))
 			goto err;
+	st.latency_dist = conf.latency_dist;
+	st.latency_corr = conf.latency_corr;
+	st.seed = conf.seed;
 	if (wire_fwd_init(&fwd, &st, port_ids, conf.seed, conf.jitter_reorder,
-			  conf.idle_sleep_ns, &wire_quit)) {
+			  &conf.dist, conf.idle_sleep_ns, &wire_quit)) {
 		snprintf(err, sizeof(err), "out of memory for %u delay lines of "
 			 "%llu packets", nports,
 			 (unsigned long long)conf.queue_capacity);
@@ -264,6 +268,7 @@ out:
 	rte_mempool_free(pool);
 	wire_state_fini(&st);
 	free(port_ids);
+	wire_conf_fini(&conf);
 	rte_eal_cleanup();
 	return status;
 }

@@ -50,6 +50,11 @@ struct wire_state {
 	atomic_uint_fast64_t epoch;
 	atomic_int lcore_active;
 	struct wire_shape_box *retired;
+	/* the delay distribution as given (wire_conf), reported by "get";
+	 * NULL: constant, no correlation */
+	const char *latency_dist;
+	const char *latency_corr;
+	uint64_t seed;
 };
 
 const char *wire_mode_name(enum wire_mode mode);

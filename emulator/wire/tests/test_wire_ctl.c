@@ -56,8 +56,17 @@ static void test_requests(void)
 	snprintf(st.ports[0].name, sizeof(st.ports[0].name), "net_af_packet0");
 
 	CHECK_HAS(req(&st, "{\"cmd\":\"get\"}"),
-		  "{\"ok\":true,\"mode\":\"switch\",\"ports\":[{\"port\":0,"
+		  "{\"ok\":true,\"mode\":\"switch\",\"latency_dist\":\"constant\","
+		  "\"latency_corr\":null,\"seed\":0,\"ports\":[{\"port\":0,"
 		  "\"name\":\"net_af_packet0\",\"latency_ns\":0,");
+	/* the distribution as loggp-wire was started with it */
+	st.latency_dist = "normal:20us";
+	st.latency_corr = "0.25";
+	st.seed = 7;
+	CHECK_HAS(req(&st, "{\"cmd\":\"get\"}"),
+		  "\"latency_dist\":\"normal:20us\",\"latency_corr\":\"0.25\","
+		  "\"seed\":7,");
+	st.latency_dist = st.latency_corr = NULL;
 	CHECK_HAS(wire_buf_str(&out), "\"loss\":0.0}");
 	CHECK_HAS(wire_buf_str(&out), "{\"port\":1,\"name\":\"port1\"");
 
