@@ -46,15 +46,15 @@ static inline uint64_t wire_sat_add(uint64_t a, uint64_t b)
 }
 
 void wire_egress_set_dist(struct wire_egress *e, const struct lgp_dist *dist,
-			  uint64_t stream, struct lgp_stats *hist)
+			  uint64_t stream, struct wire_stats *stats)
 {
 	e->dist = NULL;
-	e->hist = NULL;
+	e->stats = NULL;
 	if (!dist || !lgp_dist_active(dist))
 		return;
 	e->dist = dist;
 	lgp_dist_rng_init(&e->dist_rng, dist, stream);
-	e->hist = hist;
+	e->stats = stats;
 	e->hist_latency_ns = UINT64_MAX;	/* started by the first packet */
 }
 
@@ -65,12 +65,12 @@ static uint64_t wire_egress_draw(struct wire_egress *e, uint64_t latency_ns)
 	unsigned int k;
 
 	d.mean_ns = latency_ns;
-	if (e->hist && e->hist_latency_ns != latency_ns) {
+	if (e->stats && e->hist_latency_ns != latency_ns) {
 		/* only this lcore writes; readers see each count untorn */
 		for (k = 0; k < LGP_DELAY_BUCKETS; k++)
-			__atomic_store_n(&e->hist->delay_hist[k], 0,
-					 __ATOMIC_RELAXED);
-		lgp_stats_delay_init(e->hist, lgp_dist_max_ns(&d));
+			wire_stat_set(&e->stats->late.delay_hist[k], 0);
+		lgp_stats_delay_init(&e->stats->late, lgp_dist_max_ns(&d));
+		wire_stat_set(&e->stats->delay_latency_ns, latency_ns);
 		e->hist_latency_ns = latency_ns;
 	}
 	return lgp_dist_draw(&d, &e->dist_rng);
@@ -108,8 +108,8 @@ enum wire_verdict wire_egress_admit(struct wire_egress *e,
 	r = wire_sat_add(d, wire_egress_delay(e, s));
 	if (!e->reorder)
 		r = lgp_dist_in_order(&e->last_release_ns, r);
-	if (e->hist)
-		lgp_stats_delay(e->hist, r - d);
+	if (e->stats)
+		lgp_stats_delay(&e->stats->late, r - d);
 	slot = (struct lgp_dq_slot){ .release_ns = r, .item = pkt,
 				     .stamp_ns = now_ns, .bytes = len };
 	lgp_dq_push_slot(&e->line, &slot);

@@ -44,6 +44,7 @@
 #include <lgp/stats.h>
 
 #include "wire_shape.h"
+#include "wire_stats.h"
 
 enum wire_verdict {
 	WIRE_ADMIT,
@@ -59,8 +60,8 @@ struct wire_egress {
 	int reorder;		/* jitter may reorder packets */
 	const struct lgp_dist *dist;	/* NULL: L is the latency */
 	struct lgp_dist_rng dist_rng;
-	struct lgp_stats *hist;		/* its delay histogram, or NULL */
-	uint64_t hist_latency_ns;	/* the latency hist was started for */
+	struct wire_stats *stats;	/* the port's, for the histogram */
+	uint64_t hist_latency_ns;	/* the latency it was started for */
 };
 
 /* cap: largest queue_pkts allowed.  Returns 0, -EINVAL or -ENOMEM. */
@@ -72,14 +73,14 @@ void wire_egress_fini(struct wire_egress *e);
  * Draw each packet's L from dist (read-only, shared by every port) around
  * the port's latency of the moment, from the stream-th generator of dist,
  * and count each admitted packet's r - d (its drawn delay, raised where
- * order kept it) in hist's delay histogram (lgp_stats_delay()).  The
- * histogram's buckets span what dist draws around one latency, so a
- * packet admitted under another latency than the last one starts it
- * again, emptied, for the new one.  A constant (or NULL) dist draws
- * nothing and records nothing.
+ * order kept it) in the delay histogram of stats->late (lgp_stats_delay();
+ * stats may be NULL).  The histogram's buckets span what dist draws around
+ * one latency, so a packet admitted under another latency than the last
+ * one starts it again, emptied, for the new one (stats->delay_latency_ns).
+ * A constant (or NULL) dist draws nothing and records nothing.
  */
 void wire_egress_set_dist(struct wire_egress *e, const struct lgp_dist *dist,
-			  uint64_t stream, struct lgp_stats *hist);
+			  uint64_t stream, struct wire_stats *stats);
 
 /*
  * Shape one packet; on WIRE_ADMIT it is in the delay line with its

@@ -88,8 +88,7 @@ int wire_fwd_init(struct wire_fwd *f, struct wire_state *st,
 				      seed + i, jitter_reorder);
 		if (rc)
 			goto err;
-		wire_egress_set_dist(&f->eg[i], dist, i,
-				     &st->ports[i].stats.late);
+		wire_egress_set_dist(&f->eg[i], dist, i, &st->ports[i].stats);
 	}
 	return 0;
 err:

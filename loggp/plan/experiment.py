@@ -262,10 +262,10 @@ class Emulator(_Model):
 
     @model_validator(mode="after")
     def _dist_needs(self) -> Emulator:
-        if self.latency_dist is not None and self.shim != "fabric":
+        if self.latency_dist is not None and self.shim == "none":
             raise ValueError(
-                f"latency_dist: shim {self.shim} draws no delays: name a distribution with "
-                "shim: fabric"
+                "latency_dist: shim none draws no delays: name a distribution with "
+                "shim: fabric or wire"
             )
         shape = self.latency_dist.partition(":")[0] if self.latency_dist else "constant"
         try:

@@ -405,7 +405,11 @@ def run_plan(
     """Runs every point of the plan not yet in the store."""
     if exp.emulator.shim == "wire" and opts.wire is None:
         inventory = exp.launcher.inventory if exp.launcher.kind == "ansible" else None
-        wire = WireSession(exp.launcher.netns_prefix, Path(inventory) if inventory else None)
+        wire = WireSession(
+            exp.launcher.netns_prefix,
+            Path(inventory) if inventory else None,
+            dist=exp.dist_env(opts.exp_dir),
+        )
         opts = dataclasses.replace(opts, wire=wire)
     plan = expand(exp)
     metrics = RunMetrics()

@@ -85,7 +85,7 @@ def test_an_empirical_path_is_taken_from_the_files_directory(tmp_path: Path) -> 
         (
             "shim: none, latency_dist: 'normal:20us'",
             "t.yaml:3: key 'emulator': latency_dist: shim none draws no delays: name a "
-            "distribution with shim: fabric",
+            "distribution with shim: fabric or wire",
         ),
     ],
     ids=["shape", "corr", "corr-alone", "corr-type", "shim-none"],

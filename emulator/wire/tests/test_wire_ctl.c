@@ -48,6 +48,7 @@ static const char *req(struct wire_state *st, const char *line)
 
 static void test_requests(void)
 {
+	const char *first;
 	struct wire_state st;
 	struct wire_shape def, s;
 
@@ -143,6 +144,16 @@ static void test_requests(void)
 		  "\"late_max_ns\":1000000,\"late_over_10us\":1,"
 		  "\"early_releases\":0,\"late_hist_us\":[0,0,0,0,0,0,0,0,0,0,"
 		  "1,0,0,0,0,0]}");
+	/* drawn delays (wire_egress_set_dist()) follow, once a port has any */
+	lgp_stats_delay_init(&st.ports[1].stats.late, 127 * 1000 - 1);
+	lgp_stats_delay(&st.ports[1].stats.late, 3500);
+	st.ports[1].stats.delay_latency_ns = 100000;
+	CHECK_HAS(req(&st, "{\"cmd\":\"stats\"}"),
+		  "1,0,0,0,0,0],\"delay_bucket_ns\":1000,\"delay_hist\":[0,0,0,1,0,");
+	CHECK_HAS(wire_buf_str(&out), ",0,0],\"delay_latency_ns\":100000}]");
+	/* port 0 drew none: only port 1 has the fields */
+	first = strstr(wire_buf_str(&out), "\"delay_bucket_ns\"");
+	CHECK(first && !strstr(first + 1, "\"delay_bucket_ns\""));
 
 	wire_buf_reset(&out);
 	wire_ctl_metrics(&st, &out);

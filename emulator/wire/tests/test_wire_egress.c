@@ -222,7 +222,8 @@ static double ks_normal(uint64_t *v, unsigned int n, double mean_ns,
 static void test_distribution(int reorder)
 {
 	struct wire_shape s = shape_plain();
-	struct lgp_stats hist = { 0 };
+	struct wire_stats st = { 0 };
+	struct lgp_stats *hist = &st.late;
 	struct wire_egress e;
 	struct lgp_dist d;
 	char err[256];
@@ -235,7 +236,7 @@ static void test_distribution(int reorder)
 				     sizeof(err)), 0);
 	s.latency_ns = 100000;
 	CHECK_EQ_INT(wire_egress_init(&e, n + 1, 42, reorder), 0);
-	wire_egress_set_dist(&e, &d, 0, &hist);
+	wire_egress_set_dist(&e, &d, 0, &st);
 	for (i = 0; i < n; i++) {
 		t = (uint64_t)i * 1000;
 		r = admit(&e, &s, t, 100);
@@ -244,15 +245,16 @@ static void test_distribution(int reorder)
 		v[i] = r - t;
 	}
 	/* every admitted packet is in the histogram, as wide as the shape */
-	CHECK_EQ_U64(hist.delay_bucket_ns,
+	CHECK_EQ_U64(st.delay_latency_ns, 100000);
+	CHECK_EQ_U64(hist->delay_bucket_ns,
 		     (100000 + 20000 * 32767 / 8192) / (LGP_DELAY_BUCKETS - 1) + 1);
 	for (k = 0; k < LGP_DELAY_BUCKETS; k++)
-		sum += hist.delay_hist[k];
+		sum += hist->delay_hist[k];
 	CHECK_EQ_U64(sum, n);
 	if (reorder) {
 		/* the delays are the draws: their shape is the normal's */
 		CHECK(backwards > n / 10);
-		CHECK_EQ_U64(hist.delay_hist[LGP_DELAY_BUCKETS - 1], 0);
+		CHECK_EQ_U64(hist->delay_hist[LGP_DELAY_BUCKETS - 1], 0);
 		CHECK(ks_normal(v, n, 100000, 20000) < KS_BOUND);
 		CHECK(ks_normal(v, n, 100000, 10000) > 3 * KS_BOUND);
 		CHECK(ks_normal(v, n, 100000, 1) > 10 * KS_BOUND);
@@ -264,10 +266,11 @@ static void test_distribution(int reorder)
 	/* another latency: the histogram starts again around it */
 	s.latency_ns = 300000;
 	admit(&e, &s, (uint64_t)n * 1000 + 1000000, 100);
-	CHECK_EQ_U64(hist.delay_bucket_ns,
+	CHECK_EQ_U64(hist->delay_bucket_ns,
 		     (300000 + 20000 * 32767 / 8192) / (LGP_DELAY_BUCKETS - 1) + 1);
+	CHECK_EQ_U64(st.delay_latency_ns, 300000);
 	for (sum = 0, k = 0; k < LGP_DELAY_BUCKETS; k++)
-		sum += hist.delay_hist[k];
+		sum += hist->delay_hist[k];
 	CHECK_EQ_U64(sum, 1);
 	drain(&e);
 	wire_egress_fini(&e);
