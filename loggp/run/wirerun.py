@@ -6,6 +6,12 @@ Before a point every port gets the point's whole setting (wire knobs it does not
 to zero, so nothing of the previous point remains); what the wire then reports, and its
 counters' change over the point, are stored with the point (column shim_stats).  After
 the run the ports get back the settings they had before it.
+
+The wire's delay distribution is fixed when it starts (loggp-wire --latency-dist, loggp
+testbed up N --latency-dist): before the first point the runner checks that it is the one
+the experiment file names (emulator.latency_dist, latency_corr, seed; none: constant) and
+refuses the run otherwise, naming the options to start the wire with.  Each port's drawn
+delays (delay_hist) are stored with the point like its other counters.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from loggp.net.wirectl import (
     restore_request,
     set_request,
 )
+from loggp.plan.dist import CORR_ENV, DIST_ENV, SEED_ENV
 from loggp.plan.knobs import KnobSet
 from loggp.results.lateness import LATE_BUCKETS, LATE_HIST_KEY
 from loggp.run.inventory import InventoryError, read_inventory
@@ -48,7 +55,56 @@ def _delta(after: dict[str, Any], before: dict[str, Any]) -> dict[str, Any]:
     # maxima since the wire started, not over the point
     out["queue_depth_max"] = after.get("queue_depth_max")
     out["late_max_ns"] = after.get("late_max_ns")
+    out.update(_delay_delta(after, before))
     return out
+
+
+_DELAY_KEYS = ("delay_latency_ns", "delay_bucket_ns")
+
+
+def _delay_delta(after: dict[str, Any], before: dict[str, Any]) -> dict[str, Any]:
+    """The drawn delays of a port over the point: its histogram's growth, or the whole of
+    it where the port started it again during the point, for another latency
+    (emulator/wire/README.md, "Delay distributions")."""
+    if "delay_hist" not in after:
+        return {}
+    out = {k: after[k] for k in _DELAY_KEYS}
+    hist = [int(c) for c in after["delay_hist"]]
+    if all(before.get(k) == after[k] for k in _DELAY_KEYS):
+        hist = [a - int(b) for a, b in zip(hist, before["delay_hist"], strict=True)]
+    out["delay_hist"] = hist
+    return out
+
+
+def wire_dist(doc: dict[str, Any]) -> dict[str, str]:
+    """The distribution a wire's get reports, as the settings file_dist_env() gives."""
+    dist = doc.get("latency_dist", "constant")
+    if dist == "constant":
+        return {}
+    out = {DIST_ENV: str(dist), SEED_ENV: str(doc.get("seed"))}
+    if doc.get("latency_corr") is not None:
+        out[CORR_ENV] = str(doc["latency_corr"])
+    return out
+
+
+def check_wire_dist(doc: dict[str, Any], want: dict[str, str], where: str, how: str) -> None:
+    """WireControlError, one line, where the wire (where: which) draws otherwise than the
+    experiment file names (want: Experiment.dist_env()); how: how to restart it."""
+    have = wire_dist(doc)
+    if have == want:
+        return
+
+    def text(s: dict[str, str]) -> str:
+        if not s:
+            return "constant delays"
+        corr = f" --latency-corr {s[CORR_ENV]}" if CORR_ENV in s else ""
+        return f"--latency-dist {s[DIST_ENV]}{corr} --seed {s[SEED_ENV]}"
+
+    fix = f"start it with {text(want)}" if want else "start it without --latency-dist"
+    raise WireControlError(
+        f"{where} draws {text(have)}, the experiment file names {text(want)} "
+        f"(emulator.latency_dist, emulator.latency_corr, seed): {fix} ({how})"
+    )
 
 
 class WireSession:
@@ -56,9 +112,12 @@ class WireSession:
     for one run; TestbedError/WireControlError (one line, naming the testbed or host and
     what did not answer) when it is down."""
 
-    def __init__(self, prefix: str, inventory: Path | None = None) -> None:
+    def __init__(
+        self, prefix: str, inventory: Path | None = None, dist: dict[str, str] | None = None
+    ) -> None:
         self.prefix = prefix
         self.inventory = inventory
+        self.dist = dist or {}  # the experiment file's distribution (Experiment.dist_env)
         self._saved: list[dict[str, Any]] | None = None
 
     def _control(self) -> WireControl | SshWireControl:
@@ -67,9 +126,18 @@ class WireSession:
         return emulator_control(self.inventory)
 
     def save(self) -> None:
-        """Remembers the ports' settings before the run, for restore()."""
+        """Remembers the ports' settings before the run, for restore(); WireControlError
+        if the wire draws delays otherwise than the experiment file names."""
         with self._control() as ctl:
-            self._saved = list(ctl.request({"cmd": "get"})["ports"])
+            doc = ctl.request({"cmd": "get"})
+        if self.inventory is None:
+            where = f"the wire of testbed '{self.prefix}'"
+            how = f"loggp testbed down --prefix {self.prefix}, then loggp testbed up N with them"
+        else:
+            where = f"the wire of {self.inventory}'s emulator node"
+            how = "restart its loggp-wire with them"
+        check_wire_dist(doc, self.dist, where, how)
+        self._saved = list(doc["ports"])
 
     def apply(self, knobs: KnobSet) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         """Sets knobs on every port; (the ports' settings now, their counters now)."""

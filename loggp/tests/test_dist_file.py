@@ -5,15 +5,19 @@ LOGGP_* variables in the environment, and recorded in run.json's provenance."""
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 
 import pytest
 
+from loggp.cli.testbed import dist_argv
 from loggp.errors import KnobError
+from loggp.net.wirectl import WireControlError
 from loggp.plan.experiment import ExperimentError, parse_experiment
 from loggp.plan.knobs import KnobSet
 from loggp.run.launch import point_launch, preflight
 from loggp.run.provenance import delay_distribution
+from loggp.run.wirerun import WireSession
 
 pytestmark = pytest.mark.unit
 
@@ -156,3 +160,90 @@ def test_provenance_names_the_distribution_and_its_source(
         "from": "environment",
     }
     assert delay_distribution(_exp(tmp_path, "shim: none"), tmp_path) is None
+
+
+class _Wire:
+    """A stand-in for the wire's control connection: get answers doc, stats ports."""
+
+    def __init__(self, doc: dict[str, object]) -> None:
+        self.doc = doc
+
+    def __enter__(self) -> _Wire:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        pass
+
+    def request(self, req: dict[str, object]) -> dict[str, object]:
+        return {"ok": True, "ports": [], **self.doc}
+
+
+def test_the_wire_must_draw_what_the_file_names(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    exp = _exp(tmp_path, "shim: wire, latency_dist: normal:20us", "seed: 5\n")
+    session = WireSession("ut", dist=exp.dist_env(tmp_path))
+    wire = {"latency_dist": "normal:20us", "latency_corr": None, "seed": 5}
+    monkeypatch.setattr(session, "_control", lambda: _Wire(wire))
+    session.save()  # the same: the run goes on
+    assert delay_distribution(exp, tmp_path) == {
+        "latency_dist": "normal:20us",
+        "seed": "5",
+        "from": "experiment file",
+    }
+    wire["seed"] = 1
+    with pytest.raises(WireControlError) as e:
+        session.save()
+    assert str(e.value) == (
+        "the wire of testbed 'ut' draws --latency-dist normal:20us --seed 1, the experiment "
+        "file names --latency-dist normal:20us --seed 5 (emulator.latency_dist, "
+        "emulator.latency_corr, seed): start it with --latency-dist normal:20us --seed 5 "
+        "(loggp testbed down --prefix ut, then loggp testbed up N with them)"
+    )
+    # a file without a distribution refuses a wire that draws one
+    plain = WireSession("ut")
+    monkeypatch.setattr(plain, "_control", lambda: _Wire(wire))
+    with pytest.raises(WireControlError, match="the experiment file names constant delays"):
+        plain.save()
+
+
+def test_a_points_drawn_delays_on_the_wire(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each port's histogram grows over a point, or starts again for another latency."""
+
+    def port(latency_ns: int, hist: list[int]) -> dict[str, object]:
+        return {
+            "port": 0, "drops": {}, "late_hist_us": [0] * 16, "delay_latency_ns": latency_ns,
+            "delay_bucket_ns": latency_ns // 100, "delay_hist": hist + [0] * (128 - len(hist)),
+        }  # fmt: skip
+
+    session = WireSession("ut")
+    for before, after, want in [
+        (port(100000, [1, 2, 3]), port(100000, [4, 6, 3]), [3, 4, 0]),
+        (port(100000, [1, 2, 3]), port(200000, [0, 1, 1]), [0, 1, 1]),
+        ({"port": 0}, port(200000, [5]), [5]),
+    ]:
+        monkeypatch.setattr(session, "_control", lambda a=after: _Wire({"ports": [a]}))
+        (got,) = session.record([{"port": 0}], [before])
+        assert got["delay_hist"][: len(want)] == want and sum(got["delay_hist"]) == sum(want)
+        assert got["delay_latency_ns"] == after["delay_latency_ns"]
+    monkeypatch.setattr(session, "_control", lambda: _Wire({"ports": [{"port": 0}]}))
+    assert "delay_hist" not in session.record([{"port": 0}], [{"port": 0}])[0]
+
+
+def test_testbed_up_takes_the_wires_distribution(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    args = argparse.Namespace(latency_dist="empirical:d.txt", latency_corr="0.5", seed=None)
+    (tmp_path / "d.txt").write_text("5us\n7us\n")
+    monkeypatch.chdir(tmp_path)
+    assert dist_argv(args) == [
+        "--latency-dist", f"empirical:{tmp_path / 'd.txt'}", "--latency-corr", "0.5",
+        "--seed", "1",
+    ]  # fmt: skip
+    args = argparse.Namespace(latency_dist="normal:20", latency_corr=None, seed="7")
+    with pytest.raises(KnobError, match="^bad value 'normal:20' for --latency-dist: expected"):
+        dist_argv(args)
+    args = argparse.Namespace(latency_dist=None, latency_corr=None, seed="x")
+    with pytest.raises(KnobError, match="^bad value 'x' for --seed: expected a whole number"):
+        dist_argv(args)
+    assert dist_argv(argparse.Namespace(latency_dist=None, latency_corr=None, seed=None)) == []
