@@ -16,9 +16,8 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -26,6 +25,7 @@ from conftest import BUILD, base_env, fi_pingpong
 
 from loggp.results.reader import read_points
 from loggp.results.store import MEASURED, STORE_FILE
+from loggp.tests.cli import loggp
 
 pytestmark = pytest.mark.integration
 
@@ -175,15 +175,13 @@ def test_the_experiment_files_distribution_reaches_every_rank(
         f"  - {{name: pp, program: workloads/pingpong/pingpong, args: [-n, '{rounds}']}}\n"
     )
     out = tmp_path / "run"
-    env = base_env() | lock_dir | {"LOGGP_BUILD": str(BUILD)}
-    res = subprocess.run(
-        [sys.executable, "-m", "loggp", "run", str(exp), "--out", str(out), "--no-prometheus"],
-        capture_output=True,
-        text=True,
-        env=env,
+    shimless = base_env()  # no LOGGP_* variable: the file names the distribution
+    res = loggp(
+        "run", str(exp), "--out", str(out), "--no-prometheus",
+        env_extra=shimless | lock_dir | {"LOGGP_BUILD": str(BUILD)},
+        unset=[name for name in os.environ if name not in shimless],
         timeout=300,
-        check=False,
-    )
+    )  # fmt: skip
     assert res.returncode == 0, res.stdout + res.stderr
 
     (row,) = (p.row for p in read_points(out / STORE_FILE)[1])
