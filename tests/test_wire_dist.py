@@ -2,7 +2,7 @@
 emulator/wire/README.md "Delay distributions"): a testbed started with normal(100 µs,
 20 µs) draws each ping's one-way delays from it, as each port's own histogram shows
 (delay_hist, the drawn delays themselves, so a busy host cannot move them), and a run
-whose experiment file names another distribution is refused before its first point.
+sets its experiment file's distribution on the wire and puts the wire's back after.
 Needs root; the testbed is removed in a finalizer."""
 
 from __future__ import annotations
@@ -10,11 +10,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from netns_util import running_testbed, skip_without_netns
+from netns_util import Testbed, running_testbed, skip_without_netns
 from test_latency_dist import KS_BOUND, MEAN_US, SIGMA_US, ks_at_edges, normal_cdf
 
 from loggp.net import netmeasure
-from loggp.net.wirectl import WireControlError
 from loggp.plan.dist import file_dist_env
 from loggp.run.wirerun import WireSession
 
@@ -31,14 +30,19 @@ def _netns() -> None:
     skip_without_netns()
 
 
+def drawn(tb: Testbed) -> tuple[object, object, object]:
+    """What the testbed's wire draws: (latency_dist, latency_corr, seed)."""
+    wire = tb.status()["wire"]
+    return wire["latency_dist"], wire["latency_corr"], wire["seed"]
+
+
 def test_the_wire_draws_from_its_distribution(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     dist = f"normal:{SIGMA_US:g}us"
     knobs = ("--latency", f"{MEAN_US:g}us", "--latency-dist", dist, "--seed", "3")
     with running_testbed(2, *knobs) as tb:
-        wire = tb.status()["wire"]
-        assert (wire["latency_dist"], wire["latency_corr"], wire["seed"]) == (dist, None, 3)
+        assert drawn(tb) == (dist, None, 3)
         assert netmeasure.ping(tb.ns(0), tb.addr(1), PINGS, 0.002).lost == 0
         for port in tb.status()["stats"]:
             width_us = port["delay_bucket_ns"] / 1000
@@ -49,13 +53,17 @@ def test_the_wire_draws_from_its_distribution(
             assert d < WIRE_KS_BOUND, f"port {port['port']}: KS distance {d:.3f}"
             assert ks_at_edges(width_us, counts, lambda x: float(x >= MEAN_US)) > 0.3
 
-        # the runner's check before a run's first point, against this wire's own answer
-        # (in this process: `loggp run` would wait for the machine's run lock)
+        # a run sets the file's distribution on the wire (every port draws from it at
+        # once), and puts the wire's back after
         monkeypatch.delenv("LOGGP_RUN_DIR", raising=False)  # the testbed's state, as up's
-        WireSession(tb.prefix, dist=file_dist_env(dist, None, 3, tmp_path)).save()
-        with pytest.raises(WireControlError) as e:
-            WireSession(tb.prefix).save()  # a file that names no distribution
-        assert str(e.value).startswith(
-            f"the wire of testbed '{tb.prefix}' draws --latency-dist {dist} --seed 3, "
-            "the experiment file names constant delays"
-        )
+        session = WireSession(tb.prefix, dist=file_dist_env("uniform:5us", "0.5", 9, tmp_path))
+        session.save()
+        assert drawn(tb) == ("uniform:5us", "0.5", 9)
+        assert netmeasure.ping(tb.ns(0), tb.addr(1), 50, 0.002).lost == 0
+        for port in tb.status()["stats"]:
+            width_us, counts = port["delay_bucket_ns"] / 1000, port["delay_hist"]
+            low = min(k for k, c in enumerate(counts) if c) * width_us
+            high = (max(k for k, c in enumerate(counts) if c) + 1) * width_us
+            assert 95 - width_us <= low and high <= 105 + width_us, (low, high, port)
+        session.restore()
+        assert drawn(tb) == (dist, None, 3)

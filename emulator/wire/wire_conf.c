@@ -5,8 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <lgp/env.h>
-
 #include "wire_conf.h"
 
 /* Largest delay line: bounded so the mbuf pool stays addressable. */
@@ -29,7 +27,8 @@ const char *wire_conf_usage(void)
 	"  --loss P --seed N       loss probability 0..1, random seed\n"
 	"  --latency-dist D        delays drawn around the latency: constant,\n"
 	"                          uniform:T, normal:T, pareto:T, paretonormal:T\n"
-	"                          or empirical:FILE (as LOGGP_LATENCY_DIST)\n"
+	"                          or empirical:FILE (as LOGGP_LATENCY_DIST;\n"
+	"                          the control socket's dist replaces it)\n"
 	"  --latency-corr R        correlation 0..1 of consecutive draws\n"
 	"  --jitter-reorder        let jitter and drawn delays reorder packets\n"
 	"  --idle-sleep T (20us)   sleep when idle; 0ns = busy poll\n";
@@ -40,36 +39,6 @@ static const char *const wire_conf_options =
 	"--gap, --bandwidth, --bulk-gap, --burst, --queue-pkts, "
 	"--queue-bytes, --queue-capacity, --loss, --seed, --latency-dist, "
 	"--latency-corr, --jitter-reorder, --idle-sleep, --help";
-
-/* The shim's setting names in err become the options that set them here. */
-static void wire_conf_dist_names(char *err, size_t errlen)
-{
-	static const struct {
-		enum lgp_setting setting;
-		const char *option;
-	} names[] = {
-		{ LGP_SETTING_LATENCY_DIST, "--latency-dist" },
-		{ LGP_SETTING_LATENCY_CORR, "--latency-corr" },
-		{ LGP_SETTING_SEED, "--seed" },
-	};
-	char out[512];
-	const char *env, *at;
-	size_t i, el, ol, pre;
-
-	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		env = lgp_setting_env(names[i].setting);
-		el = strlen(env);
-		ol = strlen(names[i].option);
-		while ((at = strstr(err, env)) != NULL) {
-			pre = (size_t)(at - err);
-			snprintf(out, sizeof(out), "%.*s%s%s", (int)pre, err,
-				 names[i].option, at + el);
-			snprintf(err, errlen, "%s", out);
-			if (ol > el && strlen(err) + 1 >= errlen)
-				return;	/* cut short: stop rather than loop */
-		}
-	}
-}
 
 static int wire_conf_metrics(struct wire_conf *c, const char *v, char *err,
 			     size_t errlen)
@@ -250,16 +219,14 @@ int wire_conf_parse(struct wire_conf *c, int argc, char **argv, char *err,
 			 (unsigned long long)c->queue_capacity);
 		return -EINVAL;
 	}
-	/* The mean is each port's latency of the moment (wire_egress.c). */
 	snprintf(seed, sizeof(seed), "%llu", (unsigned long long)c->seed);
-	rc = lgp_dist_config(&c->dist, c->latency_dist, c->latency_corr, seed,
-			     0, err, errlen);
-	if (rc)
-		wire_conf_dist_names(err, errlen);
-	return rc;
+	c->dist = wire_dist_new(c->latency_dist, c->latency_corr, seed,
+				WIRE_DIST_OPTIONS, &rc, err, errlen);
+	return c->dist ? 0 : rc;
 }
 
 void wire_conf_fini(struct wire_conf *c)
 {
-	lgp_dist_fini(&c->dist);
+	wire_dist_free(c->dist);
+	c->dist = NULL;
 }

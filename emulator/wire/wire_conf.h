@@ -10,8 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <lgp/dist.h>
-
+#include "wire_dist.h"
 #include "wire_shape.h"
 #include "wire_state.h"
 
@@ -31,7 +30,7 @@ struct wire_conf {
 	 * LOGGP_LATENCY_DIST, LOGGP_LATENCY_CORR and LOGGP_SEED */
 	const char *latency_dist;	/* NULL: constant */
 	const char *latency_corr;	/* NULL: 0 */
-	struct lgp_dist dist;
+	struct wire_dist *dist;		/* from those; owned until taken */
 	uint64_t idle_sleep_ns;		/* 0: busy poll */
 	uint64_t queue_capacity;	/* delay line size; 0: see below */
 	int jitter_reorder;
@@ -44,7 +43,8 @@ struct wire_conf {
  * text and what is accepted (-ERANGE, -errno or -ENOMEM from the
  * distribution's settings, worded as the shim's with the options' names).
  * queue_capacity defaults to max(queue_pkts, WIRE_DEF_QUEUE_PKTS).
- * A parse that returned 0 is released with wire_conf_fini().
+ * A parse that returned 0 is released with wire_conf_fini() (which frees
+ * dist unless the caller took it and set it to NULL).
  */
 int wire_conf_parse(struct wire_conf *c, int argc, char **argv, char *err,
 		    size_t errlen);

@@ -286,6 +286,91 @@ err:
 	wire_ctl_error(out, err);
 }
 
+/* The distribution's keys as "get" and "dist" report them. */
+static void wire_ctl_dist_json(struct wire_state *st, struct wire_buf *b)
+{
+	/* the control thread is the only writer: its own load needs no order */
+	const struct wire_dist *d = atomic_load_explicit(&st->dist,
+							 memory_order_relaxed);
+
+	wire_buf_printf(b, ",\"latency_dist\":");
+	wire_buf_json_str(b, d && d->spec[0] ? d->spec : "constant");
+	wire_buf_printf(b, ",\"latency_corr\":");
+	if (d && d->corr[0])
+		wire_buf_json_str(b, d->corr);
+	else
+		wire_buf_printf(b, "null");
+	wire_buf_printf(b, ",\"seed\":%" PRIu64, d ? d->seed : 1);
+}
+
+/* A setting's text: a JSON string as it is, the seed also as an integer. */
+static int wire_ctl_dist_text(const char *key, json_t *v, char *text,
+			      size_t len, const char **out, char *err,
+			      size_t errlen)
+{
+	if (json_is_string(v)) {
+		*out = json_string_value(v);
+		return 0;
+	}
+	if (!strcmp(key, "seed") && json_is_integer(v) &&
+	    json_integer_value(v) >= 0) {
+		snprintf(text, len, "%" JSON_INTEGER_FORMAT,
+			 json_integer_value(v));
+		*out = text;
+		return 0;
+	}
+	snprintf(err, errlen, "%s must be a JSON string%s, not %s", key,
+		 strcmp(key, "seed") ? ", e.g. \"normal:20us\"" :
+		 " or a whole number", wire_ctl_type(v));
+	return -EINVAL;
+}
+
+/*
+ * {"cmd":"dist","latency_dist":..,"latency_corr":..,"seed":..}: the
+ * distribution of every port from now on, the keys left out as unset
+ * (constant, no correlation, seed 1); all or nothing.
+ */
+static void wire_ctl_dist(struct wire_state *st, json_t *o,
+			  struct wire_buf *out)
+{
+	static const char *const keys[3] = { "latency_dist", "latency_corr",
+					     "seed" };
+	const char *text[3] = { NULL, NULL, NULL };
+	char err[WIRE_CTL_ERRLEN], seed[32];
+	struct wire_dist *d;
+	const char *key;
+	unsigned int i;
+	json_t *v;
+	int rc;
+
+	json_object_foreach(o, key, v) {
+		if (!strcmp(key, "cmd"))
+			continue;
+		for (i = 0; i < 3 && strcmp(key, keys[i]); i++)
+			;
+		if (i == 3) {
+			snprintf(err, sizeof(err), "unknown key '%.40s' for "
+				 "dist: expected latency_dist, latency_corr, "
+				 "seed", key);
+			goto err;
+		}
+		if (wire_ctl_dist_text(key, v, seed, sizeof(seed), &text[i],
+				       err, sizeof(err)))
+			goto err;
+	}
+	d = wire_dist_new(text[0], text[1], text[2], WIRE_DIST_KEYS, &rc, err,
+			  sizeof(err));
+	if (!d)
+		goto err;
+	wire_state_publish_dist(st, d);
+	wire_buf_printf(out, "{\"ok\":true");
+	wire_ctl_dist_json(st, out);
+	wire_buf_printf(out, "}");
+	return;
+err:
+	wire_ctl_error(out, err);
+}
+
 static int wire_ctl_only_cmd(json_t *o, const char *cmd, char *err,
 			     size_t errlen)
 {
@@ -352,7 +437,7 @@ void wire_ctl_handle(struct wire_state *st, const char *line, size_t len,
 	cmd = json_string_value(json_object_get(o, "cmd"));
 	if (!cmd) {
 		snprintf(err, sizeof(err), "missing \"cmd\": expected "
-			 "{\"cmd\":\"set\"|\"get\"|\"stats\", ...}");
+			 "{\"cmd\":\"set\"|\"get\"|\"dist\"|\"stats\", ...}");
 		goto err;
 	}
 	if (!strcmp(cmd, "set")) {
@@ -360,19 +445,14 @@ void wire_ctl_handle(struct wire_state *st, const char *line, size_t len,
 	} else if (!strcmp(cmd, "get")) {
 		if (wire_ctl_only_cmd(o, "get", err, sizeof(err)))
 			goto err;
-		wire_buf_printf(out, "{\"ok\":true,\"mode\":\"%s\","
-				"\"latency_dist\":", wire_mode_name(st->mode));
-		wire_buf_json_str(out, st->latency_dist ? st->latency_dist :
-				  "constant");
-		wire_buf_printf(out, ",\"latency_corr\":");
-		if (st->latency_corr)
-			wire_buf_json_str(out, st->latency_corr);
-		else
-			wire_buf_printf(out, "null");
-		wire_buf_printf(out, ",\"seed\":%" PRIu64 ",\"ports\":",
-				st->seed);
+		wire_buf_printf(out, "{\"ok\":true,\"mode\":\"%s\"",
+				wire_mode_name(st->mode));
+		wire_ctl_dist_json(st, out);
+		wire_buf_printf(out, ",\"ports\":");
 		wire_ctl_config_json(st, out);
 		wire_buf_printf(out, "}");
+	} else if (!strcmp(cmd, "dist")) {
+		wire_ctl_dist(st, o, out);
 	} else if (!strcmp(cmd, "stats")) {
 		if (wire_ctl_only_cmd(o, "stats", err, sizeof(err)))
 			goto err;
@@ -381,7 +461,7 @@ void wire_ctl_handle(struct wire_state *st, const char *line, size_t len,
 		wire_buf_printf(out, "}");
 	} else {
 		snprintf(err, sizeof(err), "unknown cmd '%.40s': expected set, "
-			 "get or stats", cmd);
+			 "get, dist or stats", cmd);
 		goto err;
 	}
 	json_decref(o);

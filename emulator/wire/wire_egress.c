@@ -48,10 +48,14 @@ static inline uint64_t wire_sat_add(uint64_t a, uint64_t b)
 void wire_egress_set_dist(struct wire_egress *e, const struct lgp_dist *dist,
 			  uint64_t stream, struct wire_stats *stats)
 {
+	e->dist_src = dist;
 	e->dist = NULL;
 	e->stats = NULL;
-	if (!dist || !lgp_dist_active(dist))
+	if (!dist || !lgp_dist_active(dist)) {
+		if (stats)	/* no histogram shown for draws that stopped */
+			wire_stat_set(&stats->late.delay_bucket_ns, 0);
 		return;
+	}
 	e->dist = dist;
 	lgp_dist_rng_init(&e->dist_rng, dist, stream);
 	e->stats = stats;

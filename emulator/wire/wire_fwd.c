@@ -60,8 +60,7 @@ static void wire_fwd_rx_drops(struct wire_fwd *f)
 
 int wire_fwd_init(struct wire_fwd *f, struct wire_state *st,
 		  uint16_t *port_ids, uint64_t seed, int jitter_reorder,
-		  const struct lgp_dist *dist, uint64_t idle_sleep_ns,
-		  volatile sig_atomic_t *quit)
+		  uint64_t idle_sleep_ns, volatile sig_atomic_t *quit)
 {
 	unsigned int i;
 	int rc;
@@ -88,7 +87,6 @@ int wire_fwd_init(struct wire_fwd *f, struct wire_state *st,
 				      seed + i, jitter_reorder);
 		if (rc)
 			goto err;
-		wire_egress_set_dist(&f->eg[i], dist, i, &st->ports[i].stats);
 	}
 	return 0;
 err:
@@ -135,7 +133,11 @@ static void wire_fwd_enqueue(struct wire_fwd *f, unsigned int e,
 {
 	struct wire_stats *s = &f->st->ports[e].stats;
 	const struct wire_shape *sh = wire_state_shape(&f->st->ports[e]);
+	const struct wire_dist *d = wire_state_dist(f->st);
+	const struct lgp_dist *dist = d ? &d->dist : NULL;
 
+	if (dist != f->eg[e].dist_src)	/* a new distribution: its stream */
+		wire_egress_set_dist(&f->eg[e], dist, e, s);
 	switch (wire_egress_admit(&f->eg[e], sh, now, m,
 				  rte_pktmbuf_pkt_len(m), NULL)) {
 	case WIRE_ADMIT:

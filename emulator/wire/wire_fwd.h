@@ -33,13 +33,12 @@ struct wire_fwd {
 
 /*
  * Returns 0, or -ENOMEM.  Takes about 10 ms (the clock's calibration).
- * Port i draws its delays from dist (kept by the caller until
- * wire_fwd_fini()) with generator stream i.
+ * Port i draws its delays from st's distribution (wire_dist.h) with
+ * generator stream i, starting again whenever it is replaced.
  */
 int wire_fwd_init(struct wire_fwd *f, struct wire_state *st,
 		  uint16_t *port_ids, uint64_t seed, int jitter_reorder,
-		  const struct lgp_dist *dist, uint64_t idle_sleep_ns,
-		  volatile sig_atomic_t *quit);
+		  uint64_t idle_sleep_ns, volatile sig_atomic_t *quit);
 /* Drops (and counts as drops.tx) what is still in the delay lines. */
 void wire_fwd_fini(struct wire_fwd *f);
 

@@ -219,11 +219,10 @@ int main(int argc, char **argv)
 	for (started = 0; started < nports; started++)
 		if (wire_port_start(port_ids[started], pool, err, sizeof(err)))
 			goto err;
-	st.latency_dist = conf.latency_dist;
-	st.latency_corr = conf.latency_corr;
-	st.seed = conf.seed;
+	wire_state_publish_dist(&st, conf.dist);	/* the state's now */
+	conf.dist = NULL;
 	if (wire_fwd_init(&fwd, &st, port_ids, conf.seed, conf.jitter_reorder,
-			  &conf.dist, conf.idle_sleep_ns, &wire_quit)) {
+			  conf.idle_sleep_ns, &wire_quit)) {
 		snprintf(err, sizeof(err), "out of memory for %u delay lines of "
 			 "%llu packets", nports,
 			 (unsigned long long)conf.queue_capacity);

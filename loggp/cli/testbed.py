@@ -114,8 +114,9 @@ def dist_argv(args: argparse.Namespace) -> list[str]:
 
 def _add_dist_options(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group(
-        "the wire's delay distribution, for all ports, fixed while it runs (the shim's "
-        "LOGGP_LATENCY_DIST, LOGGP_LATENCY_CORR, LOGGP_SEED; emulator/wire/README.md)"
+        "the wire's delay distribution, for all ports (the shim's LOGGP_LATENCY_DIST, "
+        "LOGGP_LATENCY_CORR, LOGGP_SEED; emulator/wire/README.md); a run with shim: wire "
+        "sets its experiment file's"
     )
     g.add_argument(
         "--latency-dist",

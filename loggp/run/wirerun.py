@@ -7,11 +7,11 @@ to zero, so nothing of the previous point remains); what the wire then reports, 
 counters' change over the point, are stored with the point (column shim_stats).  After
 the run the ports get back the settings they had before it.
 
-The wire's delay distribution is fixed when it starts (loggp-wire --latency-dist, loggp
-testbed up N --latency-dist): before the first point the runner checks that it is the one
-the experiment file names (emulator.latency_dist, latency_corr, seed; none: constant) and
-refuses the run otherwise, naming the options to start the wire with.  Each port's drawn
-delays (delay_hist) are stored with the point like its other counters.
+The wire's delay distribution (one for all its ports, emulator/wire/README.md "Delay
+distributions") is the experiment file's (emulator.latency_dist, latency_corr, seed; none:
+constant): the runner sets it with the control socket's `dist` request before the first
+point, and puts back the wire's own after the run, as it does the knobs.  Each port's
+drawn delays over a point (delay_hist) are stored with the point like its other counters.
 """
 
 from __future__ import annotations
@@ -87,24 +87,10 @@ def wire_dist(doc: dict[str, Any]) -> dict[str, str]:
     return out
 
 
-def check_wire_dist(doc: dict[str, Any], want: dict[str, str], where: str, how: str) -> None:
-    """WireControlError, one line, where the wire (where: which) draws otherwise than the
-    experiment file names (want: Experiment.dist_env()); how: how to restart it."""
-    have = wire_dist(doc)
-    if have == want:
-        return
-
-    def text(s: dict[str, str]) -> str:
-        if not s:
-            return "constant delays"
-        corr = f" --latency-corr {s[CORR_ENV]}" if CORR_ENV in s else ""
-        return f"--latency-dist {s[DIST_ENV]}{corr} --seed {s[SEED_ENV]}"
-
-    fix = f"start it with {text(want)}" if want else "start it without --latency-dist"
-    raise WireControlError(
-        f"{where} draws {text(have)}, the experiment file names {text(want)} "
-        f"(emulator.latency_dist, emulator.latency_corr, seed): {fix} ({how})"
-    )
+def dist_request(settings: dict[str, str]) -> dict[str, Any]:
+    """The control request that makes a wire draw from settings (wire_dist's form)."""
+    keys = {DIST_ENV: "latency_dist", CORR_ENV: "latency_corr", SEED_ENV: "seed"}
+    return {"cmd": "dist", **{keys[name]: value for name, value in settings.items()}}
 
 
 class WireSession:
@@ -119,6 +105,7 @@ class WireSession:
         self.inventory = inventory
         self.dist = dist or {}  # the experiment file's distribution (Experiment.dist_env)
         self._saved: list[dict[str, Any]] | None = None
+        self._saved_dist: dict[str, str] | None = None
 
     def _control(self) -> WireControl | SshWireControl:
         if self.inventory is None:
@@ -126,18 +113,14 @@ class WireSession:
         return emulator_control(self.inventory)
 
     def save(self) -> None:
-        """Remembers the ports' settings before the run, for restore(); WireControlError
-        if the wire draws delays otherwise than the experiment file names."""
+        """Remembers the ports' settings and the wire's distribution before the run, for
+        restore(), and sets the experiment file's distribution on the wire."""
         with self._control() as ctl:
             doc = ctl.request({"cmd": "get"})
-        if self.inventory is None:
-            where = f"the wire of testbed '{self.prefix}'"
-            how = f"loggp testbed down --prefix {self.prefix}, then loggp testbed up N with them"
-        else:
-            where = f"the wire of {self.inventory}'s emulator node"
-            how = "restart its loggp-wire with them"
-        check_wire_dist(doc, self.dist, where, how)
-        self._saved = list(doc["ports"])
+            self._saved = list(doc["ports"])
+            self._saved_dist = wire_dist(doc)
+            if self._saved_dist != self.dist:
+                ctl.request(dist_request(self.dist))
 
     def apply(self, knobs: KnobSet) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         """Sets knobs on every port; (the ports' settings now, their counters now)."""
@@ -168,6 +151,11 @@ class WireSession:
                     ctl.request(restore_request(port))
                 except LoggpError as e:
                     errors.append(str(e))
+            if self._saved_dist is not None and self._saved_dist != self.dist:
+                try:
+                    ctl.request(dist_request(self._saved_dist))
+                except LoggpError as e:
+                    errors.append(f"distribution: {e}")
         if errors:
             raise WireControlError(f"{len(errors)} port(s) not restored: {'; '.join(errors)}")
 

@@ -12,12 +12,11 @@ import pytest
 
 from loggp.cli.testbed import dist_argv
 from loggp.errors import KnobError
-from loggp.net.wirectl import WireControlError
 from loggp.plan.experiment import ExperimentError, parse_experiment
 from loggp.plan.knobs import KnobSet
 from loggp.run.launch import point_launch, preflight
 from loggp.run.provenance import delay_distribution
-from loggp.run.wirerun import WireSession
+from loggp.run.wirerun import WireSession, wire_dist
 
 pytestmark = pytest.mark.unit
 
@@ -163,10 +162,12 @@ def test_provenance_names_the_distribution_and_its_source(
 
 
 class _Wire:
-    """A stand-in for the wire's control connection: get answers doc, stats ports."""
+    """A stand-in for the wire's control connection: get answers doc, dist replaces its
+    distribution as loggp-wire does (emulator/wire/wire_ctl.c), stats answers ports."""
 
     def __init__(self, doc: dict[str, object]) -> None:
         self.doc = doc
+        self.sent: list[dict[str, object]] = []
 
     def __enter__(self) -> _Wire:
         return self
@@ -175,36 +176,45 @@ class _Wire:
         pass
 
     def request(self, req: dict[str, object]) -> dict[str, object]:
+        self.sent.append(req)
+        if req["cmd"] == "dist":
+            self.doc.update(
+                latency_dist=req.get("latency_dist", "constant"),
+                latency_corr=req.get("latency_corr"),
+                seed=int(str(req.get("seed", 1))),
+            )
         return {"ok": True, "ports": [], **self.doc}
 
 
-def test_the_wire_must_draw_what_the_file_names(
+def test_the_wire_draws_what_the_file_names_for_the_run(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     exp = _exp(tmp_path, "shim: wire, latency_dist: normal:20us", "seed: 5\n")
     session = WireSession("ut", dist=exp.dist_env(tmp_path))
-    wire = {"latency_dist": "normal:20us", "latency_corr": None, "seed": 5}
-    monkeypatch.setattr(session, "_control", lambda: _Wire(wire))
-    session.save()  # the same: the run goes on
+    wire = _Wire({"latency_dist": "pareto:1us", "latency_corr": "0.5", "seed": 2})
+    monkeypatch.setattr(session, "_control", lambda: wire)
+    session.save()
+    assert wire.sent[-1] == {"cmd": "dist", "latency_dist": "normal:20us", "seed": "5"}
+    session.restore()  # the wire's own again
+    assert wire.doc == {"latency_dist": "pareto:1us", "latency_corr": "0.5", "seed": 2}
     assert delay_distribution(exp, tmp_path) == {
         "latency_dist": "normal:20us",
         "seed": "5",
         "from": "experiment file",
     }
-    wire["seed"] = 1
-    with pytest.raises(WireControlError) as e:
-        session.save()
-    assert str(e.value) == (
-        "the wire of testbed 'ut' draws --latency-dist normal:20us --seed 1, the experiment "
-        "file names --latency-dist normal:20us --seed 5 (emulator.latency_dist, "
-        "emulator.latency_corr, seed): start it with --latency-dist normal:20us --seed 5 "
-        "(loggp testbed down --prefix ut, then loggp testbed up N with them)"
-    )
-    # a file without a distribution refuses a wire that draws one
+    # a file without one: the wire draws none for the run; a wire that draws the file's
+    # already is left alone
     plain = WireSession("ut")
-    monkeypatch.setattr(plain, "_control", lambda: _Wire(wire))
-    with pytest.raises(WireControlError, match="the experiment file names constant delays"):
-        plain.save()
+    monkeypatch.setattr(plain, "_control", lambda: wire)
+    plain.save()
+    assert wire.sent[-1] == {"cmd": "dist"} and wire.doc["latency_dist"] == "constant"
+    plain.restore()
+    sent = len(wire.sent)
+    same = WireSession("ut", dist=wire_dist(wire.doc))
+    monkeypatch.setattr(same, "_control", lambda: wire)
+    same.save()
+    same.restore()
+    assert [r["cmd"] for r in wire.sent[sent:]] == ["get"]
 
 
 def test_a_points_drawn_delays_on_the_wire(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -129,13 +129,14 @@ static void test_distribution(void)
 	struct wire_conf c;
 
 	CHECK_EQ_INT(parse(&c, ARGC(ok), ok), 0);
-	CHECK_EQ_INT(c.dist.shape, LGP_DIST_NORMAL);
-	CHECK_EQ_U64(c.dist.spread_ns, 20000);
-	CHECK(c.dist.rho == 0.25);
-	CHECK_EQ_U64(c.dist.seed, 7);
-	CHECK_STR(c.latency_dist, "normal:20us");
-	CHECK_STR(c.latency_corr, "0.25");
+	CHECK_EQ_INT(c.dist->dist.shape, LGP_DIST_NORMAL);
+	CHECK_EQ_U64(c.dist->dist.spread_ns, 20000);
+	CHECK(c.dist->dist.rho == 0.25);
+	CHECK_EQ_U64(c.dist->seed, 7);
+	CHECK_STR(c.dist->spec, "normal:20us");
+	CHECK_STR(c.dist->corr, "0.25");
 	wire_conf_fini(&c);
+	CHECK(c.dist == NULL);
 	bad("bad value 'gauss:20us' for --latency-dist: expected constant, "
 	    "uniform:TIME, normal:TIME, pareto:TIME, paretonormal:TIME or "
 	    "empirical:FILE, TIME as <number>{ns|us|ms|s}", ARGC(b1), b1);

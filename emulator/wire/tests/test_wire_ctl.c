@@ -58,18 +58,37 @@ static void test_requests(void)
 
 	CHECK_HAS(req(&st, "{\"cmd\":\"get\"}"),
 		  "{\"ok\":true,\"mode\":\"switch\",\"latency_dist\":\"constant\","
-		  "\"latency_corr\":null,\"seed\":0,\"ports\":[{\"port\":0,"
+		  "\"latency_corr\":null,\"seed\":1,\"ports\":[{\"port\":0,"
 		  "\"name\":\"net_af_packet0\",\"latency_ns\":0,");
-	/* the distribution as loggp-wire was started with it */
-	st.latency_dist = "normal:20us";
-	st.latency_corr = "0.25";
-	st.seed = 7;
-	CHECK_HAS(req(&st, "{\"cmd\":\"get\"}"),
-		  "\"latency_dist\":\"normal:20us\",\"latency_corr\":\"0.25\","
-		  "\"seed\":7,");
-	st.latency_dist = st.latency_corr = NULL;
 	CHECK_HAS(wire_buf_str(&out), "\"loss\":0.0}");
 	CHECK_HAS(wire_buf_str(&out), "{\"port\":1,\"name\":\"port1\"");
+	/* a distribution replaced live, all or nothing, and reported */
+	CHECK_HAS(req(&st, "{\"cmd\":\"dist\",\"latency_dist\":\"normal:20us\","
+		      "\"latency_corr\":\"0.25\",\"seed\":7}"),
+		  "{\"ok\":true,\"latency_dist\":\"normal:20us\","
+		  "\"latency_corr\":\"0.25\",\"seed\":7}");
+	CHECK_EQ_INT(wire_state_dist(&st)->dist.shape, LGP_DIST_NORMAL);
+	CHECK_HAS(req(&st, "{\"cmd\":\"get\"}"),
+		  "\"latency_dist\":\"normal:20us\",\"latency_corr\":\"0.25\","
+		  "\"seed\":7,\"ports\":[");
+	CHECK_HAS(req(&st, "{\"cmd\":\"dist\",\"latency_dist\":\"gauss:1us\"}"),
+		  "{\"ok\":false,\"error\":\"bad value 'gauss:1us' for "
+		  "latency_dist: expected constant, uniform:TIME,");
+	CHECK_HAS(req(&st, "{\"cmd\":\"dist\",\"latency_corr\":\"0.5\"}"),
+		  "bad value '0.5' for latency_corr: expected it with a "
+		  "latency_dist other than constant");
+	CHECK_HAS(req(&st, "{\"cmd\":\"dist\",\"seed\":\"-1\"}"),
+		  "bad value '-1' for seed: expected a whole number");
+	CHECK_HAS(req(&st, "{\"cmd\":\"dist\",\"latency_dist\":5}"),
+		  "latency_dist must be a JSON string, e.g. \\\"normal:20us\\\", "
+		  "not a number");
+	CHECK_HAS(req(&st, "{\"cmd\":\"dist\",\"jitter\":\"1us\"}"),
+		  "unknown key 'jitter' for dist: expected latency_dist, "
+		  "latency_corr, seed");
+	CHECK_STR(wire_state_dist(&st)->spec, "normal:20us");	/* unchanged */
+	CHECK_HAS(req(&st, "{\"cmd\":\"dist\"}"),
+		  "{\"ok\":true,\"latency_dist\":\"constant\","
+		  "\"latency_corr\":null,\"seed\":1}");
 
 	/* one port, several knobs */
 	CHECK_HAS(req(&st, "{\"cmd\":\"set\",\"port\":1,\"latency\":\"1ms\","
@@ -119,7 +138,7 @@ static void test_requests(void)
 	CHECK_HAS(req(&st, "{\"cmd\":\"set\",\"loss\":2}"),
 		  "bad value '2' for loss");
 	CHECK_HAS(req(&st, "{\"cmd\":\"reboot\"}"),
-		  "unknown cmd 'reboot': expected set, get or stats");
+		  "unknown cmd 'reboot': expected set, get, dist or stats");
 	CHECK_HAS(req(&st, "{\"port\":1}"), "missing \\\"cmd\\\"");
 	CHECK_HAS(req(&st, "{\"cmd\":\"get\",\"port\":1}"),
 		  "unknown key 'port' for get");

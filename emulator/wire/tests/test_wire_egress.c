@@ -272,6 +272,13 @@ static void test_distribution(int reorder)
 	for (sum = 0, k = 0; k < LGP_DELAY_BUCKETS; k++)
 		sum += hist->delay_hist[k];
 	CHECK_EQ_U64(sum, 1);
+	/* the draws stop: the latency as it is, and no histogram shown */
+	drain(&e);
+	wire_egress_set_dist(&e, NULL, 0, &st);
+	CHECK(e.dist_src == NULL);
+	CHECK_EQ_U64(hist->delay_bucket_ns, 0);
+	CHECK_EQ_U64(admit(&e, &s, (uint64_t)n * 1000 + 5000000, 100),
+		     (uint64_t)n * 1000 + 5300000);
 	drain(&e);
 	wire_egress_fini(&e);
 	lgp_dist_fini(&d);
