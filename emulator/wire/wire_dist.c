@@ -52,14 +52,15 @@ struct wire_dist *wire_dist_new(const char *spec, const char *corr,
 	}
 	if ((spec && strlen(spec) >= sizeof(d->spec)) ||
 	    (corr && strlen(corr) >= sizeof(d->corr))) {
-		free(d);
-		*rc = -EINVAL;
+		int dist_long = spec && strlen(spec) >= sizeof(d->spec);
+
 		snprintf(err, errlen, "bad value for %s: expected at most %zu "
-			 "characters", spec && strlen(spec) >= WIRE_DIST_TEXT ?
+			 "characters", dist_long ?
 			 (names ? "latency_dist" : "--latency-dist") :
 			 (names ? "latency_corr" : "--latency-corr"),
-			 spec && strlen(spec) >= WIRE_DIST_TEXT ?
-			 sizeof(d->spec) - 1 : sizeof(d->corr) - 1);
+			 (dist_long ? sizeof(d->spec) : sizeof(d->corr)) - 1);
+		free(d);
+		*rc = -EINVAL;
 		return NULL;
 	}
 	*rc = lgp_dist_config(&d->dist, spec, corr, seed, 0, err, errlen);

@@ -9,7 +9,7 @@
  * A distribution is an immutable box handed to the forwarding lcore as
  * knobs are (wire_state.h): an atomic pointer swapped by the control
  * thread, the old box freed after the lcore's grace period.  Each port
- * notices a new box by its address and starts its generator stream and
+ * notices a new box by its generation and starts its generator stream and
  * its delay histogram again.
  */
 #ifndef WIRE_DIST_H
@@ -27,6 +27,9 @@ struct wire_dist {
 	char spec[WIRE_DIST_TEXT];	/* as given; "" for constant */
 	char corr[32];			/* as given; "" for none */
 	uint64_t seed;
+	uint64_t gen;			/* 1, 2, ... as published: a port
+					 * tells a new box by it, never by
+					 * an address malloc may reuse */
 	struct wire_dist *next_retired;
 };
 

@@ -48,7 +48,6 @@ static inline uint64_t wire_sat_add(uint64_t a, uint64_t b)
 void wire_egress_set_dist(struct wire_egress *e, const struct lgp_dist *dist,
 			  uint64_t stream, struct wire_stats *stats)
 {
-	e->dist_src = dist;
 	e->dist = NULL;
 	e->stats = NULL;
 	if (!dist || !lgp_dist_active(dist)) {

@@ -58,8 +58,8 @@ struct wire_egress {
 	uint64_t last_release_ns;
 	uint64_t rng;
 	int reorder;		/* jitter may reorder packets */
-	const struct lgp_dist *dist_src;	/* as last set, even constant */
 	const struct lgp_dist *dist;	/* NULL: L is the latency */
+	uint64_t dist_gen;		/* the caller's: which one dist is */
 	struct lgp_dist_rng dist_rng;
 	struct wire_stats *stats;	/* the port's, for the histogram */
 	uint64_t hist_latency_ns;	/* the latency it was started for */
@@ -79,8 +79,7 @@ void wire_egress_fini(struct wire_egress *e);
  * one latency, so a packet admitted under another latency than the last
  * one starts it again, emptied, for the new one (stats->delay_latency_ns).
  * A constant (or NULL) dist draws nothing and records nothing (and takes
- * the fields of an earlier one's histogram out of stats).  dist is kept
- * in dist_src, so the caller can tell when its distribution changed.
+ * the fields of an earlier one's histogram out of stats).
  */
 void wire_egress_set_dist(struct wire_egress *e, const struct lgp_dist *dist,
 			  uint64_t stream, struct wire_stats *stats);

@@ -136,7 +136,11 @@ const struct wire_dist *wire_state_dist(struct wire_state *st)
 
 void wire_state_publish_dist(struct wire_state *st, struct wire_dist *d)
 {
-	struct wire_dist *old = atomic_exchange(&st->dist, d);
+	struct wire_dist *old;
+
+	if (d)
+		d->gen = ++st->dist_gen;
+	old = atomic_exchange(&st->dist, d);
 
 	if (!old)
 		return;

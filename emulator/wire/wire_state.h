@@ -55,6 +55,7 @@ struct wire_state {
 	 * NULL: constant */
 	_Atomic(struct wire_dist *) dist;
 	struct wire_dist *retired_dist;
+	uint64_t dist_gen;		/* the last box's generation */
 };
 
 const char *wire_mode_name(enum wire_mode mode);

@@ -68,6 +68,7 @@ static void test_requests(void)
 		  "{\"ok\":true,\"latency_dist\":\"normal:20us\","
 		  "\"latency_corr\":\"0.25\",\"seed\":7}");
 	CHECK_EQ_INT(wire_state_dist(&st)->dist.shape, LGP_DIST_NORMAL);
+	CHECK_EQ_U64(wire_state_dist(&st)->gen, 1);
 	CHECK_HAS(req(&st, "{\"cmd\":\"get\"}"),
 		  "\"latency_dist\":\"normal:20us\",\"latency_corr\":\"0.25\","
 		  "\"seed\":7,\"ports\":[");
@@ -89,6 +90,7 @@ static void test_requests(void)
 	CHECK_HAS(req(&st, "{\"cmd\":\"dist\"}"),
 		  "{\"ok\":true,\"latency_dist\":\"constant\","
 		  "\"latency_corr\":null,\"seed\":1}");
+	CHECK_EQ_U64(wire_state_dist(&st)->gen, 2);	/* refused ones count not */
 
 	/* one port, several knobs */
 	CHECK_HAS(req(&st, "{\"cmd\":\"set\",\"port\":1,\"latency\":\"1ms\","

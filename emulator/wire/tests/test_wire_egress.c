@@ -275,7 +275,7 @@ static void test_distribution(int reorder)
 	/* the draws stop: the latency as it is, and no histogram shown */
 	drain(&e);
 	wire_egress_set_dist(&e, NULL, 0, &st);
-	CHECK(e.dist_src == NULL);
+	CHECK(e.dist == NULL);
 	CHECK_EQ_U64(hist->delay_bucket_ns, 0);
 	CHECK_EQ_U64(admit(&e, &s, (uint64_t)n * 1000 + 5000000, 100),
 		     (uint64_t)n * 1000 + 5300000);
