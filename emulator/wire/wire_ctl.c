@@ -116,8 +116,9 @@ void wire_ctl_stats_json(struct wire_state *st, struct wire_buf *b)
 		wire_buf_printf(b, "}");
 		wire_ctl_late_json(&s.late, b);
 		if (s.late.delay_bucket_ns)
-			wire_buf_printf(b, ",\"delay_latency_ns\":%" PRIu64,
-					s.delay_latency_ns);
+			wire_buf_printf(b, ",\"delay_latency_ns\":%" PRIu64
+					",\"delay_starts\":%" PRIu64,
+					s.delay_latency_ns, s.delay_starts);
 		wire_buf_printf(b, "}");
 	}
 	wire_buf_printf(b, "]");

@@ -74,6 +74,7 @@ static uint64_t wire_egress_draw(struct wire_egress *e, uint64_t latency_ns)
 			wire_stat_set(&e->stats->late.delay_hist[k], 0);
 		lgp_stats_delay_init(&e->stats->late, lgp_dist_max_ns(&d));
 		wire_stat_set(&e->stats->delay_latency_ns, latency_ns);
+		wire_stat_add(&e->stats->delay_starts, 1);
 		e->hist_latency_ns = latency_ns;
 	}
 	return lgp_dist_draw(&d, &e->dist_rng);

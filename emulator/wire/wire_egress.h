@@ -77,7 +77,9 @@ void wire_egress_fini(struct wire_egress *e);
  * order kept it) in the delay histogram of stats->late (lgp_stats_delay();
  * stats may be NULL).  The histogram's buckets span what dist draws around
  * one latency, so a packet admitted under another latency than the last
- * one starts it again, emptied, for the new one (stats->delay_latency_ns).
+ * one starts it again, emptied, for the new one (stats->delay_latency_ns),
+ * as does the first packet after a new dist; stats->delay_starts counts
+ * the starts, so a reader tells a histogram begun again from one grown.
  * A constant (or NULL) dist draws nothing and records nothing (and takes
  * the fields of an earlier one's histogram out of stats).
  */

@@ -47,6 +47,7 @@ struct wire_stats {
 				 * delays drawn from a distribution */
 	uint64_t delay_latency_ns;	/* the latency late's delay histogram
 					 * is for (wire_egress_set_dist()) */
+	uint64_t delay_starts;		/* times it was started (emptied) */
 };
 
 static inline void wire_stat_add(uint64_t *c, uint64_t d)

@@ -59,18 +59,18 @@ def _delta(after: dict[str, Any], before: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-_DELAY_KEYS = ("delay_latency_ns", "delay_bucket_ns")
+_DELAY_KEYS = ("delay_latency_ns", "delay_bucket_ns", "delay_starts")
 
 
 def _delay_delta(after: dict[str, Any], before: dict[str, Any]) -> dict[str, Any]:
     """The drawn delays of a port over the point: its histogram's growth, or the whole of
-    it where the port started it again during the point, for another latency
-    (emulator/wire/README.md, "Delay distributions")."""
+    it where the port started it again during the point (for another latency or
+    distribution: delay_starts grew; emulator/wire/README.md, "Delay distributions")."""
     if "delay_hist" not in after:
         return {}
     out = {k: after[k] for k in _DELAY_KEYS}
     hist = [int(c) for c in after["delay_hist"]]
-    if all(before.get(k) == after[k] for k in _DELAY_KEYS):
+    if before.get("delay_starts") == after["delay_starts"]:
         hist = [a - int(b) for a, b in zip(hist, before["delay_hist"], strict=True)]
     out["delay_hist"] = hist
     return out

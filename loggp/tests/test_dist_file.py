@@ -220,17 +220,19 @@ def test_the_wire_draws_what_the_file_names_for_the_run(
 def test_a_points_drawn_delays_on_the_wire(monkeypatch: pytest.MonkeyPatch) -> None:
     """Each port's histogram grows over a point, or starts again for another latency."""
 
-    def port(latency_ns: int, hist: list[int]) -> dict[str, object]:
+    def port(starts: int, hist: list[int]) -> dict[str, object]:
         return {
-            "port": 0, "drops": {}, "late_hist_us": [0] * 16, "delay_latency_ns": latency_ns,
-            "delay_bucket_ns": latency_ns // 100, "delay_hist": hist + [0] * (128 - len(hist)),
+            "port": 0, "drops": {}, "late_hist_us": [0] * 16, "delay_latency_ns": 100000,
+            "delay_bucket_ns": 1000, "delay_starts": starts,
+            "delay_hist": hist + [0] * (128 - len(hist)),
         }  # fmt: skip
 
     session = WireSession("ut")
     for before, after, want in [
-        (port(100000, [1, 2, 3]), port(100000, [4, 6, 3]), [3, 4, 0]),
-        (port(100000, [1, 2, 3]), port(200000, [0, 1, 1]), [0, 1, 1]),
-        ({"port": 0}, port(200000, [5]), [5]),
+        (port(1, [1, 2, 3]), port(1, [4, 6, 3]), [3, 4, 0]),
+        # begun again (another latency, or a new distribution with the same buckets)
+        (port(1, [1, 2, 3]), port(2, [0, 1, 1]), [0, 1, 1]),
+        ({"port": 0}, port(1, [5]), [5]),
     ]:
         monkeypatch.setattr(session, "_control", lambda a=after: _Wire({"ports": [a]}))
         (got,) = session.record([{"port": 0}], [before])

@@ -178,7 +178,8 @@ static void test_requests(void)
 	st.ports[1].stats.delay_latency_ns = 100000;
 	CHECK_HAS(req(&st, "{\"cmd\":\"stats\"}"),
 		  "1,0,0,0,0,0],\"delay_bucket_ns\":1000,\"delay_hist\":[0,0,0,1,0,");
-	CHECK_HAS(wire_buf_str(&out), ",0,0],\"delay_latency_ns\":100000}]");
+	CHECK_HAS(wire_buf_str(&out), ",0,0],\"delay_latency_ns\":100000,"
+		  "\"delay_starts\":0}]");
 	/* port 0 drew none: only port 1 has the fields */
 	first = strstr(wire_buf_str(&out), "\"delay_bucket_ns\"");
 	CHECK(first && !strstr(first + 1, "\"delay_bucket_ns\""));

@@ -269,6 +269,7 @@ static void test_distribution(int reorder)
 	CHECK_EQ_U64(hist->delay_bucket_ns,
 		     (300000 + 20000 * 32767 / 8192) / (LGP_DELAY_BUCKETS - 1) + 1);
 	CHECK_EQ_U64(st.delay_latency_ns, 300000);
+	CHECK_EQ_U64(st.delay_starts, 2);
 	for (sum = 0, k = 0; k < LGP_DELAY_BUCKETS; k++)
 		sum += hist->delay_hist[k];
 	CHECK_EQ_U64(sum, 1);
