@@ -12,6 +12,7 @@ import pytest
 
 from loggp.cli.testbed import dist_argv
 from loggp.errors import KnobError
+from loggp.plan.dist import DIST_ENV
 from loggp.plan.experiment import ExperimentError, parse_experiment
 from loggp.plan.knobs import KnobSet
 from loggp.run.launch import point_launch, preflight
@@ -152,7 +153,7 @@ def test_provenance_names_the_distribution_and_its_source(
     }
     plain = _exp(tmp_path, "shim: fabric")
     assert delay_distribution(plain, tmp_path) == {"latency_dist": "constant", "from": "default"}
-    monkeypatch.setenv("LOGGP_LATENCY_DIST", "pareto:3us")
+    monkeypatch.setenv(DIST_ENV, "pareto:3us")
     assert delay_distribution(plain, tmp_path) == {
         "latency_dist": "pareto:3us",
         "seed": "1",
