@@ -14,11 +14,18 @@ really applied shows in the shim's release account (every release on or after it
 
 from __future__ import annotations
 
+import json
 import math
+import os
 import re
+from pathlib import Path
 
 import pytest
-from conftest import fi_pingpong
+from conftest import BUILD, base_env, fi_pingpong
+
+from loggp.results.reader import read_points
+from loggp.results.store import MEASURED, STORE_FILE
+from loggp.tests.cli import loggp
 
 pytestmark = pytest.mark.integration
 
@@ -150,3 +157,45 @@ def test_bad_distribution_refused(fi_pingpong_bin, shim, raw, pattern) -> None:
     assert res.client.returncode != 0 and res.server.returncode != 0, res.describe()
     lines = [ln for ln in (res.client.stderr + res.server.stderr).splitlines()]
     assert any(re.search(pattern, ln) for ln in lines), res.describe()
+
+
+def test_the_experiment_files_distribution_reaches_every_rank(
+    mpirun_bin: str, tmp_path: Path, lock_dir: dict[str, str]
+) -> None:
+    """emulator.latency_dist in the file (docs/experiments.md), through loggp run: both ranks
+    of the point drew from normal(MEAN_US, SIGMA_US) with the file's seed (a constant ΔL
+    records no histogram), and run.json and the report name the distribution."""
+    rounds = 500
+    exp = tmp_path / "dist.yaml"
+    exp.write_text(
+        "version: 1\nname: dist\nseed: 5\ntimeout: 60s\nlauncher: {kind: mpirun}\n"
+        f"emulator: {{shim: fabric, baseline: {{latency: {MEAN_US:g}us}}, "
+        f"latency_dist: 'normal:{SIGMA_US:g}us'}}\n"
+        "workloads:\n"
+        f"  - {{name: pp, program: workloads/pingpong/pingpong, args: [-n, '{rounds}']}}\n"
+    )
+    out = tmp_path / "run"
+    shimless = base_env()  # no LOGGP_* variable: the file names the distribution
+    res = loggp(
+        "run", str(exp), "--out", str(out), "--no-prometheus",
+        env_extra=shimless | lock_dir | {"LOGGP_BUILD": str(BUILD)},
+        unset=[name for name in os.environ if name not in shimless],
+        timeout=300,
+    )  # fmt: skip
+    assert res.returncode == 0, res.stdout + res.stderr
+
+    (row,) = (p.row for p in read_points(out / STORE_FILE)[1])
+    assert row["status"] in MEASURED, row["stderr_tail"]
+    stats = json.loads(row["shim_stats"])
+    ranks = [s["delay_hist"] for s in stats if s.get("provider") == "tcp" and "delay_hist" in s]
+    assert len(ranks) == 2 and ranks[0] != ranks[1], stats  # each rank its own stream
+    width_us, counts = delay_hist(stats)
+    assert sum(counts) >= 2 * rounds, counts
+    # a spread, not a constant: the normal's KS bound as above, loosened for fewer delays
+    d = ks_at_edges(width_us, counts, lambda x: normal_cdf(x, MEAN_US, SIGMA_US))
+    assert d < 2 * KS_BOUND, f"KS distance {d:.4f} to normal({MEAN_US}, {SIGMA_US}) us"
+
+    prov = json.loads((out / "run.json").read_text())["provenance"]["delay_distribution"]
+    want = {"latency_dist": f"normal:{SIGMA_US:g}us", "seed": "5", "from": "experiment file"}
+    assert prov == want
+    assert "delay_distribution" in (out / "report" / "index.html").read_text()

@@ -25,15 +25,20 @@ const char *wire_conf_usage(void)
 	"  --queue-pkts N (8192) --queue-bytes N (16777216)  tail-drop limits\n"
 	"  --queue-capacity N      delay line size (max live queue_pkts)\n"
 	"  --loss P --seed N       loss probability 0..1, random seed\n"
-	"  --jitter-reorder        let jitter reorder packets\n"
+	"  --latency-dist D        delays drawn around the latency: constant,\n"
+	"                          uniform:T, normal:T, pareto:T, paretonormal:T\n"
+	"                          or empirical:FILE (as LOGGP_LATENCY_DIST;\n"
+	"                          the control socket's dist replaces it)\n"
+	"  --latency-corr R        correlation 0..1 of consecutive draws\n"
+	"  --jitter-reorder        let jitter and drawn delays reorder packets\n"
 	"  --idle-sleep T (20us)   sleep when idle; 0ns = busy poll\n";
 }
 
 static const char *const wire_conf_options =
 	"--mode, --control, --metrics, --stats-json, --latency, --jitter, "
 	"--gap, --bandwidth, --bulk-gap, --burst, --queue-pkts, "
-	"--queue-bytes, --queue-capacity, --loss, --seed, --jitter-reorder, "
-	"--idle-sleep, --help";
+	"--queue-bytes, --queue-capacity, --loss, --seed, --latency-dist, "
+	"--latency-corr, --jitter-reorder, --idle-sleep, --help";
 
 static int wire_conf_metrics(struct wire_conf *c, const char *v, char *err,
 			     size_t errlen)
@@ -67,6 +72,7 @@ int wire_conf_parse(struct wire_conf *c, int argc, char **argv, char *err,
 		    size_t errlen)
 {
 	unsigned int given = 0;
+	char seed[24];
 	int i, k;
 	const char *opt, *val;
 	char name[64];
@@ -114,6 +120,8 @@ int wire_conf_parse(struct wire_conf *c, int argc, char **argv, char *err,
 		if (k < 0 && strcmp(name, "--mode") &&
 		    strcmp(name, "--control") && strcmp(name, "--metrics") &&
 		    strcmp(name, "--stats-json") && strcmp(name, "--seed") &&
+		    strcmp(name, "--latency-dist") &&
+		    strcmp(name, "--latency-corr") &&
 		    strcmp(name, "--idle-sleep") &&
 		    strcmp(name, "--queue-capacity")) {
 			snprintf(err, errlen, "unknown option '%s': expected "
@@ -168,6 +176,10 @@ int wire_conf_parse(struct wire_conf *c, int argc, char **argv, char *err,
 			rc = wire_parse_u64(name, val, &c->seed, err, errlen);
 			if (rc)
 				return rc;
+		} else if (!strcmp(name, "--latency-dist")) {
+			c->latency_dist = val;
+		} else if (!strcmp(name, "--latency-corr")) {
+			c->latency_corr = val;
 		} else if (!strcmp(name, "--idle-sleep")) {
 			rc = wire_parse_time(name, val, &c->idle_sleep_ns, err,
 					     errlen);
@@ -207,5 +219,14 @@ int wire_conf_parse(struct wire_conf *c, int argc, char **argv, char *err,
 			 (unsigned long long)c->queue_capacity);
 		return -EINVAL;
 	}
-	return 0;
+	snprintf(seed, sizeof(seed), "%llu", (unsigned long long)c->seed);
+	c->dist = wire_dist_new(c->latency_dist, c->latency_corr, seed,
+				WIRE_DIST_OPTIONS, &rc, err, errlen);
+	return c->dist ? 0 : rc;
+}
+
+void wire_conf_fini(struct wire_conf *c)
+{
+	wire_dist_free(c->dist);
+	c->dist = NULL;
 }

@@ -53,7 +53,10 @@ void wire_ctl_config_json(struct wire_state *st, struct wire_buf *b)
 	wire_buf_printf(b, "]");
 }
 
-/* The port's lateness under the names of the fabric shim's stats line. */
+/*
+ * The port's lateness, and its drawn delays if any, under the names of the
+ * fabric shim's stats line.
+ */
 static void wire_ctl_late_json(const struct lgp_stats *late, struct wire_buf *b)
 {
 	unsigned int k;
@@ -66,6 +69,15 @@ static void wire_ctl_late_json(const struct lgp_stats *late, struct wire_buf *b)
 	for (k = 0; k < LGP_LATE_BUCKETS; k++)
 		wire_buf_printf(b, "%s%" PRIu64, k ? "," : "",
 				late->late_hist[k]);
+	wire_buf_printf(b, "]");
+	if (!late->delay_bucket_ns)
+		return;
+	/* the delays drawn from the distribution (wire_egress_set_dist()) */
+	wire_buf_printf(b, ",\"delay_bucket_ns\":%" PRIu64 ",\"delay_hist\":[",
+			late->delay_bucket_ns);
+	for (k = 0; k < LGP_DELAY_BUCKETS; k++)
+		wire_buf_printf(b, "%s%" PRIu64, k ? "," : "",
+				late->delay_hist[k]);
 	wire_buf_printf(b, "]");
 }
 
@@ -103,6 +115,10 @@ void wire_ctl_stats_json(struct wire_state *st, struct wire_buf *b)
 		}
 		wire_buf_printf(b, "}");
 		wire_ctl_late_json(&s.late, b);
+		if (s.late.delay_bucket_ns)
+			wire_buf_printf(b, ",\"delay_latency_ns\":%" PRIu64
+					",\"delay_starts\":%" PRIu64,
+					s.delay_latency_ns, s.delay_starts);
 		wire_buf_printf(b, "}");
 	}
 	wire_buf_printf(b, "]");
@@ -271,6 +287,91 @@ err:
 	wire_ctl_error(out, err);
 }
 
+/* The distribution's keys as "get" and "dist" report them. */
+static void wire_ctl_dist_json(struct wire_state *st, struct wire_buf *b)
+{
+	/* the control thread is the only writer: its own load needs no order */
+	const struct wire_dist *d = atomic_load_explicit(&st->dist,
+							 memory_order_relaxed);
+
+	wire_buf_printf(b, ",\"latency_dist\":");
+	wire_buf_json_str(b, d && d->spec[0] ? d->spec : "constant");
+	wire_buf_printf(b, ",\"latency_corr\":");
+	if (d && d->corr[0])
+		wire_buf_json_str(b, d->corr);
+	else
+		wire_buf_printf(b, "null");
+	wire_buf_printf(b, ",\"seed\":%" PRIu64, d ? d->seed : 1);
+}
+
+/* A setting's text: a JSON string as it is, the seed also as an integer. */
+static int wire_ctl_dist_text(const char *key, json_t *v, char *text,
+			      size_t len, const char **out, char *err,
+			      size_t errlen)
+{
+	if (json_is_string(v)) {
+		*out = json_string_value(v);
+		return 0;
+	}
+	if (!strcmp(key, "seed") && json_is_integer(v) &&
+	    json_integer_value(v) >= 0) {
+		snprintf(text, len, "%" JSON_INTEGER_FORMAT,
+			 json_integer_value(v));
+		*out = text;
+		return 0;
+	}
+	snprintf(err, errlen, "%s must be a JSON string%s, not %s", key,
+		 strcmp(key, "seed") ? ", e.g. \"normal:20us\"" :
+		 " or a whole number", wire_ctl_type(v));
+	return -EINVAL;
+}
+
+/*
+ * {"cmd":"dist","latency_dist":..,"latency_corr":..,"seed":..}: the
+ * distribution of every port from now on, the keys left out as unset
+ * (constant, no correlation, seed 1); all or nothing.
+ */
+static void wire_ctl_dist(struct wire_state *st, json_t *o,
+			  struct wire_buf *out)
+{
+	static const char *const keys[3] = { "latency_dist", "latency_corr",
+					     "seed" };
+	const char *text[3] = { NULL, NULL, NULL };
+	char err[WIRE_CTL_ERRLEN], seed[32];
+	struct wire_dist *d;
+	const char *key;
+	unsigned int i;
+	json_t *v;
+	int rc;
+
+	json_object_foreach(o, key, v) {
+		if (!strcmp(key, "cmd"))
+			continue;
+		for (i = 0; i < 3 && strcmp(key, keys[i]); i++)
+			;
+		if (i == 3) {
+			snprintf(err, sizeof(err), "unknown key '%.40s' for "
+				 "dist: expected latency_dist, latency_corr, "
+				 "seed", key);
+			goto err;
+		}
+		if (wire_ctl_dist_text(key, v, seed, sizeof(seed), &text[i],
+				       err, sizeof(err)))
+			goto err;
+	}
+	d = wire_dist_new(text[0], text[1], text[2], WIRE_DIST_KEYS, &rc, err,
+			  sizeof(err));
+	if (!d)
+		goto err;
+	wire_state_publish_dist(st, d);
+	wire_buf_printf(out, "{\"ok\":true");
+	wire_ctl_dist_json(st, out);
+	wire_buf_printf(out, "}");
+	return;
+err:
+	wire_ctl_error(out, err);
+}
+
 static int wire_ctl_only_cmd(json_t *o, const char *cmd, char *err,
 			     size_t errlen)
 {
@@ -337,7 +438,7 @@ void wire_ctl_handle(struct wire_state *st, const char *line, size_t len,
 	cmd = json_string_value(json_object_get(o, "cmd"));
 	if (!cmd) {
 		snprintf(err, sizeof(err), "missing \"cmd\": expected "
-			 "{\"cmd\":\"set\"|\"get\"|\"stats\", ...}");
+			 "{\"cmd\":\"set\"|\"get\"|\"dist\"|\"stats\", ...}");
 		goto err;
 	}
 	if (!strcmp(cmd, "set")) {
@@ -345,10 +446,14 @@ void wire_ctl_handle(struct wire_state *st, const char *line, size_t len,
 	} else if (!strcmp(cmd, "get")) {
 		if (wire_ctl_only_cmd(o, "get", err, sizeof(err)))
 			goto err;
-		wire_buf_printf(out, "{\"ok\":true,\"mode\":\"%s\",\"ports\":",
+		wire_buf_printf(out, "{\"ok\":true,\"mode\":\"%s\"",
 				wire_mode_name(st->mode));
+		wire_ctl_dist_json(st, out);
+		wire_buf_printf(out, ",\"ports\":");
 		wire_ctl_config_json(st, out);
 		wire_buf_printf(out, "}");
+	} else if (!strcmp(cmd, "dist")) {
+		wire_ctl_dist(st, o, out);
 	} else if (!strcmp(cmd, "stats")) {
 		if (wire_ctl_only_cmd(o, "stats", err, sizeof(err)))
 			goto err;
@@ -357,7 +462,7 @@ void wire_ctl_handle(struct wire_state *st, const char *line, size_t len,
 		wire_buf_printf(out, "}");
 	} else {
 		snprintf(err, sizeof(err), "unknown cmd '%.40s': expected set, "
-			 "get or stats", cmd);
+			 "get, dist or stats", cmd);
 		goto err;
 	}
 	json_decref(o);

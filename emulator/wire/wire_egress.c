@@ -45,15 +45,51 @@ static inline uint64_t wire_sat_add(uint64_t a, uint64_t b)
 	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
 }
 
+void wire_egress_set_dist(struct wire_egress *e, const struct lgp_dist *dist,
+			  uint64_t stream, struct wire_stats *stats)
+{
+	e->dist = NULL;
+	e->stats = NULL;
+	if (!dist || !lgp_dist_active(dist)) {
+		if (stats)	/* no histogram shown for draws that stopped */
+			wire_stat_set(&stats->late.delay_bucket_ns, 0);
+		return;
+	}
+	e->dist = dist;
+	lgp_dist_rng_init(&e->dist_rng, dist, stream);
+	e->stats = stats;
+	e->hist_latency_ns = UINT64_MAX;	/* started by the first packet */
+}
+
+/* L around latency_ns: dist's mean is the port's latency of the moment. */
+static uint64_t wire_egress_draw(struct wire_egress *e, uint64_t latency_ns)
+{
+	struct lgp_dist d = *e->dist;	/* its table stays shared */
+	unsigned int k;
+
+	d.mean_ns = latency_ns;
+	if (e->stats && e->hist_latency_ns != latency_ns) {
+		/* only this lcore writes; readers see each count untorn */
+		for (k = 0; k < LGP_DELAY_BUCKETS; k++)
+			wire_stat_set(&e->stats->late.delay_hist[k], 0);
+		lgp_stats_delay_init(&e->stats->late, lgp_dist_max_ns(&d));
+		wire_stat_set(&e->stats->delay_latency_ns, latency_ns);
+		wire_stat_add(&e->stats->delay_starts, 1);
+		e->hist_latency_ns = latency_ns;
+	}
+	return lgp_dist_draw(&d, &e->dist_rng);
+}
+
 static uint64_t wire_egress_delay(struct wire_egress *e,
 				  const struct wire_shape *s)
 {
+	uint64_t L = e->dist ? wire_egress_draw(e, s->latency_ns) :
+			       s->latency_ns;
 	uint64_t d;
 
 	if (!s->jitter_ns)
-		return s->latency_ns;
-	d = wire_sat_add(s->latency_ns,
-			 wire_rng_next(&e->rng) % (2 * s->jitter_ns + 1));
+		return L;
+	d = wire_sat_add(L, wire_rng_next(&e->rng) % (2 * s->jitter_ns + 1));
 	return d < s->jitter_ns ? 0 : d - s->jitter_ns;
 }
 
@@ -63,7 +99,7 @@ enum wire_verdict wire_egress_admit(struct wire_egress *e,
 				    uint64_t *release_ns)
 {
 	struct lgp_dq_slot slot;
-	uint64_t r;
+	uint64_t d, r;
 
 	if (s->loss > 0.0 &&
 	    (double)(wire_rng_next(&e->rng) >> 11) * 0x1.0p-53 < s->loss)
@@ -72,12 +108,12 @@ enum wire_verdict wire_egress_admit(struct wire_egress *e,
 	    lgp_dq_bytes(&e->line) + len > s->queue_bytes)
 		return WIRE_DROP_QUEUE;
 	lgp_pacer_set(&e->pacer, s->gap_ns, s->bulk_gap_fs, s->burst_bytes);
-	r = wire_sat_add(lgp_pacer_start(&e->pacer, now_ns, len),
-			 wire_egress_delay(e, s));
-	if (!e->reorder && r < e->last_release_ns)
-		r = e->last_release_ns;
-	if (r > e->last_release_ns)
-		e->last_release_ns = r;
+	d = lgp_pacer_start(&e->pacer, now_ns, len);
+	r = wire_sat_add(d, wire_egress_delay(e, s));
+	if (!e->reorder)
+		r = lgp_dist_in_order(&e->last_release_ns, r);
+	if (e->stats)
+		lgp_stats_delay(&e->stats->late, r - d);
 	slot = (struct lgp_dq_slot){ .release_ns = r, .item = pkt,
 				     .stamp_ns = now_ns, .bytes = len };
 	lgp_dq_push_slot(&e->line, &slot);

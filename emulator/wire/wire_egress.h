@@ -13,9 +13,11 @@
  *      tat = max(tat, d) + c.  So an idle port lets exactly burst bytes
  *      through at once, and the long-run rate is exactly 1/bulk_gap.
  *      This is lgp_core's pacer (lgp/pacer.h) with the port's burst;
- *   4. it is released at r = d + latency + j, j uniform in
- *      [-jitter, +jitter] (r >= d), and unless reordering is allowed,
- *      r = max(r, previous r), so jitter never reorders packets.
+ *   4. it is released at r = d + L + j, j uniform in [-jitter, +jitter]
+ *      (r >= d), L the port's latency or, with a delay distribution
+ *      (wire_egress_set_dist()), a delay drawn from it around the port's
+ *      latency, and unless reordering is allowed r = max(r, previous r)
+ *      (lgp_dist_in_order()), so neither reorders packets.
  * Dropped packets consume no tokens.  Knob changes apply to packets
  * admitted afterwards; packets already in the line keep their r.
  *
@@ -36,10 +38,13 @@
 
 #include <stdint.h>
 
+#include <lgp/dist.h>
 #include <lgp/dqueue.h>
 #include <lgp/pacer.h>
+#include <lgp/stats.h>
 
 #include "wire_shape.h"
+#include "wire_stats.h"
 
 enum wire_verdict {
 	WIRE_ADMIT,
@@ -53,12 +58,33 @@ struct wire_egress {
 	uint64_t last_release_ns;
 	uint64_t rng;
 	int reorder;		/* jitter may reorder packets */
+	const struct lgp_dist *dist;	/* NULL: L is the latency */
+	uint64_t dist_gen;		/* the caller's: which one dist is */
+	struct lgp_dist_rng dist_rng;
+	struct wire_stats *stats;	/* the port's, for the histogram */
+	uint64_t hist_latency_ns;	/* the latency it was started for */
 };
 
 /* cap: largest queue_pkts allowed.  Returns 0, -EINVAL or -ENOMEM. */
 int wire_egress_init(struct wire_egress *e, uint32_t cap, uint64_t seed,
 		     int reorder);
 void wire_egress_fini(struct wire_egress *e);
+
+/*
+ * Draw each packet's L from dist (read-only, shared by every port) around
+ * the port's latency of the moment, from the stream-th generator of dist,
+ * and count each admitted packet's r - d (its drawn delay, raised where
+ * order kept it) in the delay histogram of stats->late (lgp_stats_delay();
+ * stats may be NULL).  The histogram's buckets span what dist draws around
+ * one latency, so a packet admitted under another latency than the last
+ * one starts it again, emptied, for the new one (stats->delay_latency_ns),
+ * as does the first packet after a new dist; stats->delay_starts counts
+ * the starts, so a reader tells a histogram begun again from one grown.
+ * A constant (or NULL) dist draws nothing and records nothing (and takes
+ * the fields of an earlier one's histogram out of stats).
+ */
+void wire_egress_set_dist(struct wire_egress *e, const struct lgp_dist *dist,
+			  uint64_t stream, struct wire_stats *stats);
 
 /*
  * Shape one packet; on WIRE_ADMIT it is in the delay line with its

@@ -133,7 +133,13 @@ static void wire_fwd_enqueue(struct wire_fwd *f, unsigned int e,
 {
 	struct wire_stats *s = &f->st->ports[e].stats;
 	const struct wire_shape *sh = wire_state_shape(&f->st->ports[e]);
+	const struct wire_dist *d = wire_state_dist(f->st);
+	uint64_t gen = d ? d->gen : 0;
 
+	if (gen != f->eg[e].dist_gen) {	/* a new distribution: its stream */
+		wire_egress_set_dist(&f->eg[e], d ? &d->dist : NULL, e, s);
+		f->eg[e].dist_gen = gen;
+	}
 	switch (wire_egress_admit(&f->eg[e], sh, now, m,
 				  rte_pktmbuf_pkt_len(m), NULL)) {
 	case WIRE_ADMIT:

@@ -31,7 +31,11 @@ struct wire_fwd {
 	volatile sig_atomic_t *quit;
 };
 
-/* Returns 0, or -ENOMEM.  Takes about 10 ms (the clock's calibration). */
+/*
+ * Returns 0, or -ENOMEM.  Takes about 10 ms (the clock's calibration).
+ * Port i draws its delays from st's distribution (wire_dist.h) with
+ * generator stream i, starting again whenever it is replaced.
+ */
 int wire_fwd_init(struct wire_fwd *f, struct wire_state *st,
 		  uint16_t *port_ids, uint64_t seed, int jitter_reorder,
 		  uint64_t idle_sleep_ns, volatile sig_atomic_t *quit);

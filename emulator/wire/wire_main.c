@@ -161,6 +161,7 @@ int main(int argc, char **argv)
 		wire_die("%s", err);
 	if (conf.help) {
 		fputs(wire_conf_usage(), stdout);
+		wire_conf_fini(&conf);
 		return 0;
 	}
 	nvdev = wire_check_vdevs(dd, argv);
@@ -218,6 +219,8 @@ int main(int argc, char **argv)
 	for (started = 0; started < nports; started++)
 		if (wire_port_start(port_ids[started], pool, err, sizeof(err)))
 			goto err;
+	wire_state_publish_dist(&st, conf.dist);	/* the state's now */
+	conf.dist = NULL;
 	if (wire_fwd_init(&fwd, &st, port_ids, conf.seed, conf.jitter_reorder,
 			  conf.idle_sleep_ns, &wire_quit)) {
 		snprintf(err, sizeof(err), "out of memory for %u delay lines of "
@@ -264,6 +267,7 @@ out:
 	rte_mempool_free(pool);
 	wire_state_fini(&st);
 	free(port_ids);
+	wire_conf_fini(&conf);
 	rte_eal_cleanup();
 	return status;
 }

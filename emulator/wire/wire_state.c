@@ -40,6 +40,7 @@ int wire_state_init(struct wire_state *st, enum wire_mode mode,
 	st->mode = mode;
 	atomic_init(&st->epoch, 0);
 	atomic_init(&st->lcore_active, 0);
+	atomic_init(&st->dist, NULL);
 	st->ports = calloc(nports ? nports : 1, sizeof(*st->ports));
 	if (!st->ports)
 		return -ENOMEM;
@@ -62,6 +63,7 @@ err:
 
 void wire_state_fini(struct wire_state *st)
 {
+	struct wire_dist *d;
 	struct wire_shape_box *b;
 	unsigned int i;
 
@@ -70,6 +72,11 @@ void wire_state_fini(struct wire_state *st)
 	while ((b = st->retired)) {
 		st->retired = b->next_retired;
 		free(b);
+	}
+	wire_dist_free(atomic_load(&st->dist));
+	while ((d = st->retired_dist)) {
+		st->retired_dist = d->next_retired;
+		wire_dist_free(d);
 	}
 	free(st->ports);
 	memset(st, 0, sizeof(*st));
@@ -120,4 +127,27 @@ int wire_state_publish(struct wire_state *st, unsigned int port,
 	}
 	free(old);
 	return 0;
+}
+
+const struct wire_dist *wire_state_dist(struct wire_state *st)
+{
+	return atomic_load_explicit(&st->dist, memory_order_seq_cst);
+}
+
+void wire_state_publish_dist(struct wire_state *st, struct wire_dist *d)
+{
+	struct wire_dist *old;
+
+	if (d)
+		d->gen = ++st->dist_gen;
+	old = atomic_exchange(&st->dist, d);
+
+	if (!old)
+		return;
+	if (wire_state_grace(st)) {
+		old->next_retired = st->retired_dist;
+		st->retired_dist = old;
+		return;
+	}
+	wire_dist_free(old);
 }

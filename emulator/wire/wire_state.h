@@ -26,6 +26,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include "wire_dist.h"
 #include "wire_shape.h"
 #include "wire_stats.h"
 
@@ -50,6 +51,11 @@ struct wire_state {
 	atomic_uint_fast64_t epoch;
 	atomic_int lcore_active;
 	struct wire_shape_box *retired;
+	/* the delay distribution (wire_dist.h), handed over as knobs are;
+	 * NULL: constant */
+	_Atomic(struct wire_dist *) dist;
+	struct wire_dist *retired_dist;
+	uint64_t dist_gen;		/* the last box's generation */
 };
 
 const char *wire_mode_name(enum wire_mode mode);
@@ -69,6 +75,14 @@ static inline void wire_state_quiescent(struct wire_state *st)
 {
 	atomic_fetch_add_explicit(&st->epoch, 1, memory_order_seq_cst);
 }
+
+/* Lcore side: the distribution for this iteration (NULL: constant). */
+const struct wire_dist *wire_state_dist(struct wire_state *st);
+/*
+ * Control side: d (NULL: constant) replaces the distribution, which the
+ * state owns from now on; the old one is freed after the grace period.
+ */
+void wire_state_publish_dist(struct wire_state *st, struct wire_dist *d);
 
 /* Control side: copy of port's current knobs. */
 void wire_state_get(struct wire_port *p, struct wire_shape *out);

@@ -43,7 +43,11 @@ struct wire_stats {
 	uint64_t queue_max;	/* deepest the delay line has been */
 	uint64_t hist[WIRE_HIST_BINS];	/* added delay, per bin */
 	uint64_t delay_sum_ns;
-	struct lgp_stats late;	/* lateness of delayed packets */
+	struct lgp_stats late;	/* lateness of delayed packets, and the
+				 * delays drawn from a distribution */
+	uint64_t delay_latency_ns;	/* the latency late's delay histogram
+					 * is for (wire_egress_set_dist()) */
+	uint64_t delay_starts;		/* times it was started (emptied) */
 };
 
 static inline void wire_stat_add(uint64_t *c, uint64_t d)

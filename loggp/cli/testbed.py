@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
 from typing import Any
 
 import yaml
@@ -17,6 +18,7 @@ from rich.table import Table
 from loggp.errors import KnobError, UsageError
 from loggp.net import testbed
 from loggp.net.inventory import inventory_of
+from loggp.plan.dist import CORR_ENV, DIST_ENV, SEED_ENV, check_dist_env, file_dist_env
 from loggp.plan.knobs import Knob, conflict, in_report_unit, parse_knob
 
 # option -> (wire key, knob whose forms it takes); jitter is a time like latency.
@@ -87,6 +89,51 @@ def wire_argv(knobs: dict[str, Any]) -> list[str]:
     return argv
 
 
+# the wire's delay distribution options and the shim settings they mirror
+_DIST_OPTIONS = {DIST_ENV: "--latency-dist", CORR_ENV: "--latency-corr", SEED_ENV: "--seed"}
+
+
+def dist_argv(args: argparse.Namespace) -> list[str]:
+    """The wire's delay distribution options given to up, checked as the shim checks its
+    settings (loggp/plan/dist.py) and worded with the options' names; an empirical file's
+    path made absolute (the wire starts elsewhere)."""
+    given = {DIST_ENV: args.latency_dist, CORR_ENV: args.latency_corr, SEED_ENV: args.seed}
+    env = {name: value for name, value in given.items() if value is not None}
+    try:
+        check_dist_env(env)
+    except KnobError as e:
+        msg = str(e)
+        for name, option in _DIST_OPTIONS.items():
+            msg = msg.replace(name, option)
+        raise KnobError(msg) from None
+    if DIST_ENV in env:
+        seed = int(env.get(SEED_ENV, "1"))
+        env.update(file_dist_env(env[DIST_ENV], env.get(CORR_ENV), seed, Path.cwd()))
+    return [arg for name, value in env.items() for arg in (_DIST_OPTIONS[name], value)]
+
+
+def _add_dist_options(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group(
+        "the wire's delay distribution, for all ports (the shim's LOGGP_LATENCY_DIST, "
+        "LOGGP_LATENCY_CORR, LOGGP_SEED; emulator/wire/README.md); a run with shim: wire "
+        "sets its experiment file's"
+    )
+    g.add_argument(
+        "--latency-dist",
+        dest="latency_dist",
+        metavar="D",
+        help="each packet's latency drawn around the port's: constant, uniform:TIME, "
+        "normal:TIME, pareto:TIME, paretonormal:TIME or empirical:FILE",
+    )
+    g.add_argument(
+        "--latency-corr",
+        dest="latency_corr",
+        metavar="R",
+        help="correlation 0..1 of consecutive drawn delays",
+    )
+    g.add_argument("--seed", metavar="N", help="seed of the drawn delays, jitter and loss")
+
+
 def _add_knob_options(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("wire knobs, per egress port (values need units)")
     g.add_argument("--latency", metavar="TIME", help=f"added one-way delay; {Knob.LATENCY.forms}")
@@ -124,6 +171,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "host holding the wire's ports, for Ansible (docs/cluster.md); no wire is started",
     )
     _add_knob_options(up)
+    _add_dist_options(up)
 
     inv = tsub.add_parser("inventory", help="the Ansible inventory (YAML) of a --ssh testbed")
     inv.add_argument("--prefix", default=testbed.DEFAULT_PREFIX, help=prefix_help)
@@ -179,6 +227,9 @@ def _status_tables(doc: dict[str, Any], console: Console) -> None:
         f"{wire['control']}, log {wire['log']}"
         + (f", metrics {wire['metrics']}" if wire["metrics"] else "")
     )
+    if wire.get("latency_dist") not in (None, "constant"):
+        corr = f", correlation {wire['latency_corr']}" if wire.get("latency_corr") else ""
+        console.print(f"delays drawn from {wire['latency_dist']}{corr}, seed {wire['seed']}")
     t = Table(title="hosts", title_justify="left")
     for c in ("host", "namespace", "address", "wire port", "present"):
         t.add_column(c)
@@ -208,12 +259,14 @@ def cmd_testbed(args: argparse.Namespace, console: Console) -> int:
         if not args.hosts.isdigit():
             raise UsageError(f"bad host count '{args.hosts}': expected a whole number, 2 or more")
         knobs = wire_knobs(args)
-        if args.ssh and (knobs or args.metrics):
+        dist = dist_argv(args)
+        if args.ssh and (knobs or dist or args.metrics):
             raise UsageError(
                 "testbed up --ssh starts no wire: give its knobs and metrics to Ansible's "
                 "loggp_wire role (loggp_wire_knobs), not to up"
             )
-        state = testbed.up(args.prefix, int(args.hosts), wire_argv(knobs), args.metrics, args.ssh)
+        argv = wire_argv(knobs) + dist
+        state = testbed.up(args.prefix, int(args.hosts), argv, args.metrics, args.ssh)
         hosts = (
             f"testbed {state.prefix} up: {state.hosts} hosts "
             f"{testbed.host_ns(state.prefix, 0)}..{testbed.host_ns(state.prefix, state.hosts - 1)} "

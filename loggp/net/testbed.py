@@ -561,6 +561,8 @@ def status(prefix: str) -> dict[str, Any]:
             with WireControl(Path(state.control)) as ctl:
                 got = ctl.request({"cmd": "get"})
                 doc["wire"]["mode"] = got.get("mode")
+                for key in ("latency_dist", "latency_corr", "seed"):
+                    doc["wire"][key] = got.get(key)
                 doc["ports"] = got["ports"]
                 doc["stats"] = ctl.request({"cmd": "stats"})["ports"]
         except WireControlError as e:

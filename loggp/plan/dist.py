@@ -5,6 +5,11 @@ docs/design.md "Delay distributions") are free-text settings of the registry; th
 refuses a bad value of one, so every point of a run would fail.  check_dist_env() refuses
 it before anything starts, in the shim's words (emulator/core/src/dist.c), reading the
 delays of an empirical file with the knob parser as the shim does.
+
+An experiment file may name the distribution instead (`emulator.latency_dist`,
+`emulator.latency_corr` and its `seed`, docs/experiments.md): file_dist_env() turns those
+keys into the same settings, and run_dist_env() decides which of the two every point
+runs with, refusing the file's beside the same variables in the environment.
 """
 
 from __future__ import annotations
@@ -70,21 +75,41 @@ def _check_empirical(path: str) -> None:
         )
 
 
-def check_dist_spec(text: str) -> str:
-    """The shape of a LOGGP_LATENCY_DIST value; KnobError as the shim words it."""
+def check_dist_spec(text: str, *, read: bool = True) -> str:
+    """The shape of a LOGGP_LATENCY_DIST value; KnobError as the shim words it.  With read
+    False an empirical file is only named, not read (an experiment file's, whose path is
+    taken from the file's directory when the run starts)."""
     shape, colon, arg = text.partition(":")
     if shape not in SHAPES or (shape == "constant") == bool(colon):
         raise _bad_spec(text)
     if shape == "empirical":
         if not arg:
             raise _bad_spec(text)
-        _check_empirical(arg)
+        if read:
+            _check_empirical(arg)
     elif shape != "constant":
         try:
             parse_knob("latency", arg)
         except KnobError:
             raise _bad_spec(text) from None
     return shape
+
+
+def check_corr(corr: str) -> None:
+    """KnobError, as the shim words it, for a LOGGP_LATENCY_CORR that is no number 0..1."""
+    if not (_RHO_RE.fullmatch(corr) and float(corr) <= 1.0):
+        raise KnobError(
+            f"bad value '{_echo(corr)}' for {CORR_ENV}: expected a number from 0 to 1, e.g. 0.25"
+        )
+
+
+def check_corr_with(corr: str | None, shape: str) -> None:
+    """KnobError for a correlation beside no drawn distribution (it would be ignored)."""
+    if corr is not None and shape == "constant":
+        raise KnobError(
+            f"bad value '{_echo(corr)}' for {CORR_ENV}: expected it with a {DIST_ENV} other "
+            "than constant (it correlates drawn delays)"
+        )
 
 
 def check_dist_env(env: Mapping[str, str]) -> None:
@@ -95,13 +120,55 @@ def check_dist_env(env: Mapping[str, str]) -> None:
             f"bad value '{_echo(seed)}' for {SEED_ENV}: expected a whole number from 0 to "
             f"{UINT64_MAX}"
         )
-    if corr is not None and not (_RHO_RE.fullmatch(corr) and float(corr) <= 1.0):
-        raise KnobError(
-            f"bad value '{_echo(corr)}' for {CORR_ENV}: expected a number from 0 to 1, e.g. 0.25"
-        )
-    shape = check_dist_spec(dist) if dist is not None else "constant"
-    if corr is not None and shape == "constant":
-        raise KnobError(
-            f"bad value '{_echo(corr)}' for {CORR_ENV}: expected it with a {DIST_ENV} other "
-            "than constant (it correlates drawn delays)"
-        )
+    if corr is not None:
+        check_corr(corr)
+    check_corr_with(corr, check_dist_spec(dist) if dist is not None else "constant")
+
+
+DIST_VARS = (DIST_ENV, CORR_ENV, SEED_ENV)
+
+
+def file_dist_env(dist: str | None, corr: str | None, seed: int, base: Path) -> dict[str, str]:
+    """The settings an experiment file's emulator.latency_dist names ({} without one): the
+    shape, with an empirical file's relative path taken from base (the experiment file's
+    directory) and made absolute, since ranks start elsewhere; the correlation if given;
+    the file's seed."""
+    if dist is None:
+        return {}
+    shape, _, arg = dist.partition(":")
+    if shape == "empirical" and not Path(arg).is_absolute():
+        dist = f"empirical:{(base / arg).resolve()}"
+    env = {DIST_ENV: dist, SEED_ENV: str(seed)}
+    if corr is not None:
+        env[CORR_ENV] = corr
+    return env
+
+
+def run_dist_env(from_file: Mapping[str, str], environ: Mapping[str, str]) -> dict[str, str]:
+    """The distribution settings every point of a run gets: the file's (from_file, of
+    file_dist_env), else those set in environ.  KnobError for the file's beside any of
+    the variables in environ (which would win is not obvious, so neither does), and for a
+    bad setting of the file's (its empirical file read)."""
+    if not from_file:
+        return {name: environ[name] for name in DIST_VARS if name in environ}
+    for name in DIST_VARS:
+        if name in environ:
+            raise KnobError(
+                f"{name} is set in the environment and the experiment file names a delay "
+                "distribution (emulator.latency_dist, emulator.latency_corr, seed): unset "
+                f"{name} or remove emulator.latency_dist from the file"
+            )
+    check_dist_env(from_file)
+    return dict(from_file)
+
+
+def dist_provenance(settings: Mapping[str, str], from_file: bool) -> dict[str, str]:
+    """What run.json's provenance records of the delays a run drew (run_dist_env)."""
+    if DIST_ENV not in settings:
+        return {"latency_dist": "constant", "from": "default"}
+    out = {"latency_dist": settings[DIST_ENV]}
+    if CORR_ENV in settings:
+        out["latency_corr"] = settings[CORR_ENV]
+    out["seed"] = settings.get(SEED_ENV, "1")
+    out["from"] = "experiment file" if from_file else "environment"
+    return out

@@ -36,6 +36,7 @@ from pydantic import (
 )
 
 from loggp.errors import LoggpError, one_line
+from loggp.plan.dist import check_corr, check_corr_with, check_dist_spec, file_dist_env
 from loggp.plan.knobs import Knob, KnobSet, conflict, parse_knob
 from loggp.plan.placeholders import INSTANCE_NAMES, POINT_NAMES, names_in, service_ref
 from loggp.plan.yamlpos import Located, Path_, decode_text, load_located
@@ -233,6 +234,45 @@ class Emulator(_Model):
     shim: Literal["fabric", "wire", "none"] = "fabric"
     provider: str = "tcp;ofi_rxm"
     baseline: dict[str, str] = {}
+    # the delay distribution (LOGGP_LATENCY_DIST, LOGGP_LATENCY_CORR; loggp/plan/dist.py)
+    latency_dist: str | None = None
+    latency_corr: str | None = None
+
+    @field_validator("latency_dist")
+    @classmethod
+    def _dist(cls, v: str | None) -> str | None:
+        if v is not None:
+            try:
+                check_dist_spec(v, read=False)  # the file is read when the run starts
+            except LoggpError as e:
+                raise ValueError(str(e)) from None
+        return v
+
+    @field_validator("latency_corr", mode="before")
+    @classmethod
+    def _corr(cls, v: Any) -> Any:
+        if isinstance(v, int | float) and not isinstance(v, bool):
+            v = str(v)  # a number as written: 0.25, 1
+        if isinstance(v, str):
+            try:
+                check_corr(v)
+            except LoggpError as e:
+                raise ValueError(str(e)) from None
+        return v
+
+    @model_validator(mode="after")
+    def _dist_needs(self) -> Emulator:
+        if self.latency_dist is not None and self.shim == "none":
+            raise ValueError(
+                "latency_dist: shim none draws no delays: name a distribution with "
+                "shim: fabric or wire"
+            )
+        shape = self.latency_dist.partition(":")[0] if self.latency_dist else "constant"
+        try:
+            check_corr_with(self.latency_corr, shape)
+        except LoggpError as e:
+            raise ValueError(f"latency_corr: {e} (set emulator.latency_dist)") from None
+        return self
 
 
 SweepValues = list[str] | Range
@@ -350,6 +390,12 @@ class Experiment(_Model):
 
     def workload_timeout(self, w: Workload) -> float:
         return w.timeout if w.timeout is not None else self.timeout
+
+    def dist_env(self, exp_dir: Path | None) -> dict[str, str]:
+        """The LOGGP_* settings of the delay distribution this file names ({} for none),
+        an empirical file's path taken from exp_dir (else the working directory)."""
+        e = self.emulator
+        return file_dist_env(e.latency_dist, e.latency_corr, self.seed, exp_dir or Path.cwd())
 
 
 def _loc_path(loc: tuple[int | str, ...]) -> Path_:

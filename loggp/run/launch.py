@@ -29,6 +29,7 @@ from pathlib import Path
 from loggp.errors import LoggpError
 from loggp.net.netns import tool
 from loggp.net.testbed import State, TestbedError, host_addr, host_ns, require, workload_cpus
+from loggp.plan.dist import run_dist_env
 from loggp.plan.experiment import Experiment, Launcher, Workload
 from loggp.plan.knobs import KnobSet, check_env
 from loggp.plan.placeholders import substitute
@@ -225,6 +226,7 @@ def _mpi_argv(exp: Experiment, w: Workload, env: dict[str, str], point_dir: Path
 
 def preflight(exp: Experiment, exp_dir: Path | None) -> None:
     """Fails before anything runs if a point could not be launched here."""
+    run_dist_env(exp.dist_env(exp_dir), os.environ)  # the file's beside the environment's
     check_env(os.environ)  # a LOGGP_* typo would make every point refuse to run
     _check_supported(exp)
     if any(w.kind == "mpi" for w in exp.workloads):  # MPI's mtl ofi opens the provider
@@ -286,7 +288,9 @@ def point_launch(
     program = find_program(w.program, exp_dir)
     args = [substitute(a, values or {"point_dir": str(point_dir.resolve())}) for a in w.args]
     if exp.emulator.shim == "fabric":
-        env = process_env(knobs, stats_file=point_dir / "stats.jsonl")
+        env = process_env(
+            knobs, stats_file=point_dir / "stats.jsonl", settings=exp.dist_env(exp_dir)
+        )
     else:
         env = process_env(None)
     # Programs that open libfabric themselves (the KVS brokers of kap) use the

@@ -8,8 +8,11 @@ import socket
 import sys
 from datetime import UTC, datetime
 from importlib import metadata
+from pathlib import Path
 from typing import Any
 
+from loggp.plan.dist import dist_provenance, run_dist_env
+from loggp.plan.experiment import Experiment
 from loggp.run.proc import run_capture
 from loggp.run.shim import REPO_ROOT, build_dir
 
@@ -67,3 +70,16 @@ def provenance() -> dict[str, Any]:
         "build_dir": str(build_dir()),
         "argv": sys.argv,
     }
+
+
+def delay_distribution(exp: Experiment, exp_dir: Path | None) -> dict[str, str] | None:
+    """The delay distribution every point draws from, and whether the experiment file or
+    the environment named it (loggp/plan/dist.py); None where no shim draws delays.  The
+    wire takes no LOGGP_* variables: its distribution is the file's (the runner checks
+    that the wire was started with it, loggp/run/wirerun.py)."""
+    from_file = exp.dist_env(exp_dir)
+    if exp.emulator.shim == "wire":
+        return dist_provenance(from_file, bool(from_file))
+    if exp.emulator.shim != "fabric":
+        return None
+    return dist_provenance(run_dist_env(from_file, os.environ), bool(from_file))

@@ -62,7 +62,7 @@ from loggp.run.cgroup import (
 from loggp.run.launch import Launch, point_launch
 from loggp.run.proc import end, kept, recording
 from loggp.run.proctree import end_recorded
-from loggp.run.provenance import provenance
+from loggp.run.provenance import delay_distribution, provenance
 from loggp.run.services import ServiceError, Services
 from loggp.run.shmregion import remove_stale_regions
 from loggp.run.wirerun import WireSession
@@ -405,7 +405,11 @@ def run_plan(
     """Runs every point of the plan not yet in the store."""
     if exp.emulator.shim == "wire" and opts.wire is None:
         inventory = exp.launcher.inventory if exp.launcher.kind == "ansible" else None
-        wire = WireSession(exp.launcher.netns_prefix, Path(inventory) if inventory else None)
+        wire = WireSession(
+            exp.launcher.netns_prefix,
+            Path(inventory) if inventory else None,
+            dist=exp.dist_env(opts.exp_dir),
+        )
         opts = dataclasses.replace(opts, wire=wire)
     plan = expand(exp)
     metrics = RunMetrics()
@@ -422,6 +426,9 @@ def run_plan(
         opts = dataclasses.replace(opts, containment=detect())
     ended += end_dead_runs(opts.containment)
     rec.provenance["containment"] = opts.containment.describe()
+    delays = delay_distribution(exp, opts.exp_dir)
+    if delays is not None:
+        rec.provenance["delay_distribution"] = delays
     if ended:
         console.print(f"ended {ended} processes left by a dead run (records: {records})")
     with recording(records):

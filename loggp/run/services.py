@@ -182,7 +182,11 @@ class Services:
 
     def _env(self, svc: Service) -> dict[str, str]:
         if self.exp.emulator.shim == "fabric" and svc.shim:
-            env = process_env(self.knobs, stats_file=self.point_dir / "stats.jsonl")
+            env = process_env(
+                self.knobs,
+                stats_file=self.point_dir / "stats.jsonl",
+                settings=self.exp.dist_env(self.exp_dir),
+            )
         else:
             env = process_env(None)
         env["LOGGP_PROVIDER"] = self.exp.emulator.provider

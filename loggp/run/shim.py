@@ -66,9 +66,11 @@ def process_env(
     base: Mapping[str, str] | None = None,
     build: Path | None = None,
     stats_file: Path | None = None,
+    settings: Mapping[str, str] | None = None,
 ) -> dict[str, str]:
     """The whole environment of a process: base (default os.environ) without inherited
-    LOGGP_* knobs, plus the shim and knobs, or, with knobs None, no shim at all (the
+    LOGGP_* knobs, plus the shim, knobs and settings (an experiment file's delay
+    distribution, Experiment.dist_env), or, with knobs None, no shim at all (the
     unshimmed baseline; FI_HOOK is removed too).  KnobError for a LOGGP_* variable of base
     that the shim would refuse (an unknown name, a bad setting)."""
     base = os.environ if base is None else base
@@ -79,6 +81,7 @@ def process_env(
         return env
     env.update(shim_env(build))
     env.update(knobs.env())
+    env.update(settings or {})
     if stats_file is not None:
         env["LOGGP_STATS_FILE"] = str(stats_file.resolve())
     return env

@@ -6,6 +6,12 @@ Before a point every port gets the point's whole setting (wire knobs it does not
 to zero, so nothing of the previous point remains); what the wire then reports, and its
 counters' change over the point, are stored with the point (column shim_stats).  After
 the run the ports get back the settings they had before it.
+
+The wire's delay distribution (one for all its ports, emulator/wire/README.md "Delay
+distributions") is the experiment file's (emulator.latency_dist, latency_corr, seed; none:
+constant): the runner sets it with the control socket's `dist` request before the first
+point, and puts back the wire's own after the run, as it does the knobs.  Each port's
+drawn delays over a point (delay_hist) are stored with the point like its other counters.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from loggp.net.wirectl import (
     restore_request,
     set_request,
 )
+from loggp.plan.dist import CORR_ENV, DIST_ENV, SEED_ENV
 from loggp.plan.knobs import KnobSet
 from loggp.results.lateness import LATE_BUCKETS, LATE_HIST_KEY
 from loggp.run.inventory import InventoryError, read_inventory
@@ -48,7 +55,42 @@ def _delta(after: dict[str, Any], before: dict[str, Any]) -> dict[str, Any]:
     # maxima since the wire started, not over the point
     out["queue_depth_max"] = after.get("queue_depth_max")
     out["late_max_ns"] = after.get("late_max_ns")
+    out.update(_delay_delta(after, before))
     return out
+
+
+_DELAY_KEYS = ("delay_latency_ns", "delay_bucket_ns", "delay_starts")
+
+
+def _delay_delta(after: dict[str, Any], before: dict[str, Any]) -> dict[str, Any]:
+    """The drawn delays of a port over the point: its histogram's growth, or the whole of
+    it where the port started it again during the point (for another latency or
+    distribution: delay_starts grew; emulator/wire/README.md, "Delay distributions")."""
+    if "delay_hist" not in after:
+        return {}
+    out = {k: after[k] for k in _DELAY_KEYS}
+    hist = [int(c) for c in after["delay_hist"]]
+    if before.get("delay_starts") == after["delay_starts"]:
+        hist = [a - int(b) for a, b in zip(hist, before["delay_hist"], strict=True)]
+    out["delay_hist"] = hist
+    return out
+
+
+def wire_dist(doc: dict[str, Any]) -> dict[str, str]:
+    """The distribution a wire's get reports, as the settings file_dist_env() gives."""
+    dist = doc.get("latency_dist", "constant")
+    if dist == "constant":
+        return {}
+    out = {DIST_ENV: str(dist), SEED_ENV: str(doc.get("seed"))}
+    if doc.get("latency_corr") is not None:
+        out[CORR_ENV] = str(doc["latency_corr"])
+    return out
+
+
+def dist_request(settings: dict[str, str]) -> dict[str, Any]:
+    """The control request that makes a wire draw from settings (wire_dist's form)."""
+    keys = {DIST_ENV: "latency_dist", CORR_ENV: "latency_corr", SEED_ENV: "seed"}
+    return {"cmd": "dist", **{keys[name]: value for name, value in settings.items()}}
 
 
 class WireSession:
@@ -56,10 +98,14 @@ class WireSession:
     for one run; TestbedError/WireControlError (one line, naming the testbed or host and
     what did not answer) when it is down."""
 
-    def __init__(self, prefix: str, inventory: Path | None = None) -> None:
+    def __init__(
+        self, prefix: str, inventory: Path | None = None, dist: dict[str, str] | None = None
+    ) -> None:
         self.prefix = prefix
         self.inventory = inventory
+        self.dist = dist or {}  # the experiment file's distribution (Experiment.dist_env)
         self._saved: list[dict[str, Any]] | None = None
+        self._saved_dist: dict[str, str] | None = None
 
     def _control(self) -> WireControl | SshWireControl:
         if self.inventory is None:
@@ -67,9 +113,14 @@ class WireSession:
         return emulator_control(self.inventory)
 
     def save(self) -> None:
-        """Remembers the ports' settings before the run, for restore()."""
+        """Remembers the ports' settings and the wire's distribution before the run, for
+        restore(), and sets the experiment file's distribution on the wire."""
         with self._control() as ctl:
-            self._saved = list(ctl.request({"cmd": "get"})["ports"])
+            doc = ctl.request({"cmd": "get"})
+            self._saved = list(doc["ports"])
+            self._saved_dist = wire_dist(doc)
+            if self._saved_dist != self.dist:
+                ctl.request(dist_request(self.dist))
 
     def apply(self, knobs: KnobSet) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         """Sets knobs on every port; (the ports' settings now, their counters now)."""
@@ -100,6 +151,11 @@ class WireSession:
                     ctl.request(restore_request(port))
                 except LoggpError as e:
                     errors.append(str(e))
+            if self._saved_dist is not None and self._saved_dist != self.dist:
+                try:
+                    ctl.request(dist_request(self._saved_dist))
+                except LoggpError as e:
+                    errors.append(f"distribution: {e}")
         if errors:
             raise WireControlError(f"{len(errors)} port(s) not restored: {'; '.join(errors)}")
 

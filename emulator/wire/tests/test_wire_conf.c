@@ -117,6 +117,38 @@ static void test_errors(void)
 	bad("bad value '10' for --latency", ARGC(a14), a14);
 }
 
+/* The delay distribution: the shim's settings, under the options' names. */
+static void test_distribution(void)
+{
+	char *ok[] = { "--latency-dist", "normal:20us", "--latency-corr=0.25",
+		       "--seed", "7" };
+	char *b1[] = { "--latency-dist", "gauss:20us" };
+	char *b2[] = { "--latency-dist", "normal:20us", "--latency-corr", "2" };
+	char *b3[] = { "--latency-corr", "0.5" };
+	char *b4[] = { "--latency-dist", "empirical:/nonexistent/delays" };
+	struct wire_conf c;
+
+	CHECK_EQ_INT(parse(&c, ARGC(ok), ok), 0);
+	CHECK_EQ_INT(c.dist->dist.shape, LGP_DIST_NORMAL);
+	CHECK_EQ_U64(c.dist->dist.spread_ns, 20000);
+	CHECK(c.dist->dist.rho == 0.25);
+	CHECK_EQ_U64(c.dist->seed, 7);
+	CHECK_STR(c.dist->spec, "normal:20us");
+	CHECK_STR(c.dist->corr, "0.25");
+	wire_conf_fini(&c);
+	CHECK(c.dist == NULL);
+	bad("bad value 'gauss:20us' for --latency-dist: expected constant, "
+	    "uniform:TIME, normal:TIME, pareto:TIME, paretonormal:TIME or "
+	    "empirical:FILE, TIME as <number>{ns|us|ms|s}", ARGC(b1), b1);
+	bad("bad value '2' for --latency-corr: expected a number from 0 to 1",
+	    ARGC(b2), b2);
+	bad("bad value '0.5' for --latency-corr: expected it with a "
+	    "--latency-dist other than constant", ARGC(b3), b3);
+	CHECK_EQ_INT(parse(&c, ARGC(b4), b4), -ENOENT);
+	CHECK_STR(err, "cannot read the delays of --latency-dist "
+		  "'/nonexistent/delays': No such file or directory");
+}
+
 static void test_knob_table(void)
 {
 	struct wire_shape s;
@@ -178,6 +210,7 @@ int main(void)
 	test_defaults();
 	test_all_options();
 	test_errors();
+	test_distribution();
 	test_knob_table();
 	test_mac();
 	return check_done("test_wire_conf");

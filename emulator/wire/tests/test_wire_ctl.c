@@ -46,8 +46,28 @@ static const char *req(struct wire_state *st, const char *line)
 		fprintf(stderr, "    '%s' lacks '%s'\n", h_, needle);	\
 } while (0)
 
+/* dist requests refused, each with its line; nothing changes */
+static const char *const bad_dist[][2] = {
+	{ "{\"cmd\":\"dist\",\"latency_dist\":\"gauss:1us\"}",
+	  "{\"ok\":false,\"error\":\"bad value 'gauss:1us' for latency_dist: "
+	  "expected constant, uniform:TIME," },
+	{ "{\"cmd\":\"dist\",\"latency_corr\":\"0.5\"}",
+	  "bad value '0.5' for latency_corr: expected it with a latency_dist "
+	  "other than constant" },
+	{ "{\"cmd\":\"dist\",\"seed\":\"-1\"}",
+	  "bad value '-1' for seed: expected a whole number" },
+	{ "{\"cmd\":\"dist\",\"latency_dist\":5}",
+	  "latency_dist must be a JSON string, e.g. \\\"normal:20us\\\", not a "
+	  "number" },
+	{ "{\"cmd\":\"dist\",\"jitter\":\"1us\"}",
+	  "unknown key 'jitter' for dist: expected latency_dist, latency_corr, "
+	  "seed" },
+};
+
 static void test_requests(void)
 {
+	const char *first;
+	unsigned int i;
 	struct wire_state st;
 	struct wire_shape def, s;
 
@@ -56,10 +76,28 @@ static void test_requests(void)
 	snprintf(st.ports[0].name, sizeof(st.ports[0].name), "net_af_packet0");
 
 	CHECK_HAS(req(&st, "{\"cmd\":\"get\"}"),
-		  "{\"ok\":true,\"mode\":\"switch\",\"ports\":[{\"port\":0,"
+		  "{\"ok\":true,\"mode\":\"switch\",\"latency_dist\":\"constant\","
+		  "\"latency_corr\":null,\"seed\":1,\"ports\":[{\"port\":0,"
 		  "\"name\":\"net_af_packet0\",\"latency_ns\":0,");
 	CHECK_HAS(wire_buf_str(&out), "\"loss\":0.0}");
 	CHECK_HAS(wire_buf_str(&out), "{\"port\":1,\"name\":\"port1\"");
+	/* a distribution replaced live, all or nothing, and reported */
+	CHECK_HAS(req(&st, "{\"cmd\":\"dist\",\"latency_dist\":\"normal:20us\","
+		      "\"latency_corr\":\"0.25\",\"seed\":7}"),
+		  "{\"ok\":true,\"latency_dist\":\"normal:20us\","
+		  "\"latency_corr\":\"0.25\",\"seed\":7}");
+	CHECK_EQ_INT(wire_state_dist(&st)->dist.shape, LGP_DIST_NORMAL);
+	CHECK_EQ_U64(wire_state_dist(&st)->gen, 1);
+	CHECK_HAS(req(&st, "{\"cmd\":\"get\"}"),
+		  "\"latency_dist\":\"normal:20us\",\"latency_corr\":\"0.25\","
+		  "\"seed\":7,\"ports\":[");
+	for (i = 0; i < sizeof(bad_dist) / sizeof(bad_dist[0]); i++)
+		CHECK_HAS(req(&st, bad_dist[i][0]), bad_dist[i][1]);
+	CHECK_STR(wire_state_dist(&st)->spec, "normal:20us");	/* unchanged */
+	CHECK_HAS(req(&st, "{\"cmd\":\"dist\"}"),
+		  "{\"ok\":true,\"latency_dist\":\"constant\","
+		  "\"latency_corr\":null,\"seed\":1}");
+	CHECK_EQ_U64(wire_state_dist(&st)->gen, 2);	/* refused ones count not */
 
 	/* one port, several knobs */
 	CHECK_HAS(req(&st, "{\"cmd\":\"set\",\"port\":1,\"latency\":\"1ms\","
@@ -109,7 +147,7 @@ static void test_requests(void)
 	CHECK_HAS(req(&st, "{\"cmd\":\"set\",\"loss\":2}"),
 		  "bad value '2' for loss");
 	CHECK_HAS(req(&st, "{\"cmd\":\"reboot\"}"),
-		  "unknown cmd 'reboot': expected set, get or stats");
+		  "unknown cmd 'reboot': expected set, get, dist or stats");
 	CHECK_HAS(req(&st, "{\"port\":1}"), "missing \\\"cmd\\\"");
 	CHECK_HAS(req(&st, "{\"cmd\":\"get\",\"port\":1}"),
 		  "unknown key 'port' for get");
@@ -134,6 +172,17 @@ static void test_requests(void)
 		  "\"late_max_ns\":1000000,\"late_over_10us\":1,"
 		  "\"early_releases\":0,\"late_hist_us\":[0,0,0,0,0,0,0,0,0,0,"
 		  "1,0,0,0,0,0]}");
+	/* drawn delays (wire_egress_set_dist()) follow, once a port has any */
+	lgp_stats_delay_init(&st.ports[1].stats.late, 127 * 1000 - 1);
+	lgp_stats_delay(&st.ports[1].stats.late, 3500);
+	st.ports[1].stats.delay_latency_ns = 100000;
+	CHECK_HAS(req(&st, "{\"cmd\":\"stats\"}"),
+		  "1,0,0,0,0,0],\"delay_bucket_ns\":1000,\"delay_hist\":[0,0,0,1,0,");
+	CHECK_HAS(wire_buf_str(&out), ",0,0],\"delay_latency_ns\":100000,"
+		  "\"delay_starts\":0}]");
+	/* port 0 drew none: only port 1 has the fields */
+	first = strstr(wire_buf_str(&out), "\"delay_bucket_ns\"");
+	CHECK(first && !strstr(first + 1, "\"delay_bucket_ns\""));
 
 	wire_buf_reset(&out);
 	wire_ctl_metrics(&st, &out);

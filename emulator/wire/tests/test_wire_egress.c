@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Unit tests of the egress shaping: token bucket, gap, latency, jitter
- * with and without reordering, queue limits, loss and live knob changes.
+ * with and without reordering, delays drawn from a distribution (their
+ * shape, order and histogram), queue limits, loss and live knob changes.
  * The delay line's own order is lgp_core's (emulator/core/tests).
  */
+#include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "check.h"
 #include "wire_egress.h"
@@ -184,6 +187,148 @@ static void test_jitter(int reorder)
 	wire_egress_fini(&e);
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* sup |F_n - F| of n delays against normal(mean_ns, sd_ns); sorts v. */
+static double ks_normal(uint64_t *v, unsigned int n, double mean_ns,
+			double sd_ns)
+{
+	double d = 0.0, f, lo, hi;
+	unsigned int i;
+
+	qsort(v, n, sizeof(*v), cmp_u64);
+	for (i = 0; i < n; i++) {
+		f = 0.5 * erfc(-((double)v[i] - mean_ns) / (sd_ns * sqrt(2.0)));
+		lo = fabs(f - (double)i / n);
+		hi = fabs((double)(i + 1) / n - f);
+		d = fmax(d, fmax(lo, hi));
+	}
+	return d;
+}
+
+/*
+ * Delays drawn from normal(100 us, 20 us) around the port's latency.  For
+ * n = 8000 a true sample exceeds a KS distance of 0.022 with probability
+ * 0.001; KS_BOUND leaves room for the table's interpolation, and the
+ * wrong shapes (half the spread, the constant latency) are far above it.
+ */
+#define KS_BOUND 0.03
+
+static void test_distribution(int reorder)
+{
+	struct wire_shape s = shape_plain();
+	struct wire_stats st = { 0 };
+	struct lgp_stats *hist = &st.late;
+	struct wire_egress e;
+	struct lgp_dist d;
+	char err[256];
+	uint64_t r, t, last = 0, sum = 0, *v;
+	unsigned int i, k, backwards = 0, n = 8000;
+
+	v = calloc(n, sizeof(*v));
+	CHECK(v != NULL);
+	CHECK_EQ_INT(lgp_dist_config(&d, "normal:20us", NULL, "3", 0, err,
+				     sizeof(err)), 0);
+	s.latency_ns = 100000;
+	CHECK_EQ_INT(wire_egress_init(&e, n + 1, 42, reorder), 0);
+	wire_egress_set_dist(&e, &d, 0, &st);
+	for (i = 0; i < n; i++) {
+		t = (uint64_t)i * 1000;
+		r = admit(&e, &s, t, 100);
+		backwards += r < last;
+		last = r > last ? r : last;
+		v[i] = r - t;
+	}
+	/* every admitted packet is in the histogram, as wide as the shape */
+	CHECK_EQ_U64(st.delay_latency_ns, 100000);
+	CHECK_EQ_U64(hist->delay_bucket_ns,
+		     (100000 + 20000 * 32767 / 8192) / (LGP_DELAY_BUCKETS - 1) + 1);
+	for (k = 0; k < LGP_DELAY_BUCKETS; k++)
+		sum += hist->delay_hist[k];
+	CHECK_EQ_U64(sum, n);
+	if (reorder) {
+		/* the delays are the draws: their shape is the normal's */
+		CHECK(backwards > n / 10);
+		CHECK_EQ_U64(hist->delay_hist[LGP_DELAY_BUCKETS - 1], 0);
+		CHECK(ks_normal(v, n, 100000, 20000) < KS_BOUND);
+		CHECK(ks_normal(v, n, 100000, 10000) > 3 * KS_BOUND);
+		CHECK(ks_normal(v, n, 100000, 1) > 10 * KS_BOUND);
+	} else {
+		/* order kept: raised draws, never a release before another's */
+		CHECK_EQ_INT(backwards, 0);
+		CHECK(ks_normal(v, n, 100000, 20000) > KS_BOUND);
+	}
+	/* another latency: the histogram starts again around it */
+	s.latency_ns = 300000;
+	admit(&e, &s, (uint64_t)n * 1000 + 1000000, 100);
+	CHECK_EQ_U64(hist->delay_bucket_ns,
+		     (300000 + 20000 * 32767 / 8192) / (LGP_DELAY_BUCKETS - 1) + 1);
+	CHECK_EQ_U64(st.delay_latency_ns, 300000);
+	CHECK_EQ_U64(st.delay_starts, 2);
+	for (sum = 0, k = 0; k < LGP_DELAY_BUCKETS; k++)
+		sum += hist->delay_hist[k];
+	CHECK_EQ_U64(sum, 1);
+	/* the draws stop: the latency as it is, and no histogram shown */
+	drain(&e);
+	wire_egress_set_dist(&e, NULL, 0, &st);
+	CHECK(e.dist == NULL);
+	CHECK_EQ_U64(hist->delay_bucket_ns, 0);
+	CHECK_EQ_U64(admit(&e, &s, (uint64_t)n * 1000 + 5000000, 100),
+		     (uint64_t)n * 1000 + 5300000);
+	drain(&e);
+	wire_egress_fini(&e);
+	lgp_dist_fini(&d);
+	free(v);
+}
+
+/* Each port draws its own stream of the seed, the same again every run. */
+static void test_distribution_streams(void)
+{
+	struct wire_shape s = shape_plain();
+	struct wire_egress a, b, c;
+	struct lgp_dist d, constant;
+	char err[256];
+	unsigned int i, same_ab = 0, same_ac = 0;
+	uint64_t ra, rb, rc;
+
+	CHECK_EQ_INT(lgp_dist_config(&d, "pareto:10us", "0.5", "9", 0, err,
+				     sizeof(err)), 0);
+	CHECK_EQ_INT(lgp_dist_config(&constant, NULL, NULL, NULL, 0, err,
+				     sizeof(err)), 0);
+	s.latency_ns = 50000;
+	CHECK_EQ_INT(wire_egress_init(&a, 100, 1, 1), 0);
+	CHECK_EQ_INT(wire_egress_init(&b, 100, 1, 1), 0);
+	CHECK_EQ_INT(wire_egress_init(&c, 100, 1, 1), 0);
+	wire_egress_set_dist(&a, &d, 0, NULL);
+	wire_egress_set_dist(&b, &d, 0, NULL);
+	wire_egress_set_dist(&c, &d, 1, NULL);
+	for (i = 0; i < 100; i++) {
+		ra = admit(&a, &s, 0, 100);
+		rb = admit(&b, &s, 0, 100);
+		rc = admit(&c, &s, 0, 100);
+		same_ab += ra == rb;
+		same_ac += ra == rc;
+	}
+	CHECK_EQ_INT(same_ab, 100);
+	CHECK(same_ac < 10);
+	drain(&a);
+	drain(&c);
+	/* a constant distribution draws nothing: the latency as it is */
+	wire_egress_set_dist(&c, &constant, 0, NULL);
+	CHECK_EQ_U64(admit(&c, &s, 0, 100), 50000);
+	drain(&b);
+	drain(&c);
+	wire_egress_fini(&a);
+	wire_egress_fini(&b);
+	wire_egress_fini(&c);
+	lgp_dist_fini(&d);
+}
+
 static void test_queue_limits(void)
 {
 	struct wire_shape s = shape_plain();
@@ -285,6 +430,9 @@ int main(void)
 	test_saturation();
 	test_jitter(0);
 	test_jitter(1);
+	test_distribution(0);
+	test_distribution(1);
+	test_distribution_streams();
 	test_queue_limits();
 	test_loss();
 	test_live_change();
