@@ -32,6 +32,7 @@ from loggp.net.testbed import State, TestbedError, host_addr, host_ns, require, 
 from loggp.plan.experiment import Experiment, Launcher, Workload
 from loggp.plan.knobs import KnobSet, check_env
 from loggp.plan.placeholders import substitute
+from loggp.plan.topology import TOPOLOGY_ENV, pair_table, write_pair_table
 from loggp.run.inventory import Host, InventoryError, read_inventory
 from loggp.run.ompi import shim_mca_args
 from loggp.run.provider import check_provider
@@ -287,6 +288,10 @@ def point_launch(
     args = [substitute(a, values or {"point_dir": str(point_dir.resolve())}) for a in w.args]
     if exp.emulator.shim == "fabric":
         env = process_env(knobs, stats_file=point_dir / "stats.jsonl")
+        if exp.network is not None:
+            # Every point runs on the network; its knobs add to it (docs/experiments.md).
+            table = pair_table(exp.network, w.ranks if w.kind == "mpi" else 1)
+            env[TOPOLOGY_ENV] = str(write_pair_table(point_dir / "pairs.txt", table).resolve())
     else:
         env = process_env(None)
     # Programs that open libfabric themselves (the KVS brokers of kap) use the
