@@ -4,6 +4,7 @@
  */
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,38 +50,54 @@ void lgp_fabric_count_pair(struct lgp_fabric *fab, const struct lgp_topo_dest *d
 	}
 }
 
-/* ,"name":[n0,n1,...] of count numbers at line + pos; the new pos. */
-static int lgp_fabric_put_list(char *line, size_t size, int pos, const char *name,
-			       const uint64_t *v, uint32_t count)
+/* Appends to line at *pos; a line too long for size leaves *pos >= size. */
+static void lgp_fabric_put(char *line, size_t size, size_t *pos, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (*pos >= size)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(line + *pos, size - *pos, fmt, ap);
+	va_end(ap);
+	*pos += n < 0 ? size : (size_t)n;
+}
+
+/* ,"name":[n0,n1,...] of count numbers. */
+static void lgp_fabric_put_list(char *line, size_t size, size_t *pos, const char *name,
+				const uint64_t *v, uint32_t count)
 {
 	uint32_t i;
 
-	pos += snprintf(line + pos, size - pos, ",\"%s\":[", name);
-	for (i = 0; i < count && (size_t)pos < size; i++)
-		pos += snprintf(line + pos, size - pos, "%s%" PRIu64, i ? "," : "",
-				__atomic_load_n(&v[i], __ATOMIC_RELAXED));
-	return pos + snprintf(line + pos, size > (size_t)pos ? size - pos : 0, "]");
+	lgp_fabric_put(line, size, pos, ",\"%s\":[", name);
+	for (i = 0; i < count; i++)
+		lgp_fabric_put(line, size, pos, "%s%" PRIu64, i ? "," : "",
+			       __atomic_load_n(&v[i], __ATOMIC_RELAXED));
+	lgp_fabric_put(line, size, pos, "]");
 }
 
 /*
- * The topology's fields replace the closing brace of the core's line:
- * "rank", "pair_unmatched", "pair_msgs" and "pair_latency_ns" (README.md,
- * "Counters").
+ * The topology's fields replace the closing brace of the core's line of
+ * len bytes: "rank", "pair_unmatched", "pair_msgs" and "pair_latency_ns"
+ * (README.md, "Counters").  Returns the new length, size or more if the
+ * line did not fit.
  */
-static int lgp_fabric_put_pairs(const struct lgp_fabric *fab, char *line, size_t size,
-				int len)
+static size_t lgp_fabric_put_pairs(const struct lgp_fabric *fab, char *line, size_t size,
+				   size_t len)
 {
 	const struct lgp_topo *t = &lgp_config_get()->topo;
-	int pos = len - 1;
+	size_t pos = len - 1;
 
-	pos += snprintf(line + pos, size - pos, ",\"rank\":%u,\"pair_unmatched\":%" PRIu64,
-			t->rank, __atomic_load_n(&fab->pair_unmatched, __ATOMIC_RELAXED));
+	lgp_fabric_put(line, size, &pos, ",\"rank\":%u,\"pair_unmatched\":%" PRIu64,
+		       t->rank, __atomic_load_n(&fab->pair_unmatched, __ATOMIC_RELAXED));
 	if (fab->pair) {
-		pos = lgp_fabric_put_list(line, size, pos, "pair_msgs", fab->pair, t->ranks);
-		pos = lgp_fabric_put_list(line, size, pos, "pair_latency_ns",
-					  fab->pair + t->ranks, t->ranks);
+		lgp_fabric_put_list(line, size, &pos, "pair_msgs", fab->pair, t->ranks);
+		lgp_fabric_put_list(line, size, &pos, "pair_latency_ns",
+				    fab->pair + t->ranks, t->ranks);
 	}
-	return pos + snprintf(line + pos, size > (size_t)pos ? size - pos : 0, "}");
+	lgp_fabric_put(line, size, &pos, "}");
+	return pos;
 }
 
 void lgp_fabric_stats_write(struct lgp_fabric *fab)
@@ -97,10 +114,10 @@ void lgp_fabric_stats_write(struct lgp_fabric *fab)
 	}
 	fab->stats_written = true;
 	len = lgp_stats_json(&fab->stats, fab->prov_name, line, 4096 - 1);
-	if (len > 0 && len < 4096 - 1 && cfg->topo.on)
-		len = lgp_fabric_put_pairs(fab, line, size - 1, len);
-	else if (len >= 4096 - 1)
+	if (len >= 4096 - 1)
 		len = -1;
+	else if (len > 0 && cfg->topo.on)
+		len = (int)lgp_fabric_put_pairs(fab, line, size - 1, (size_t)len);
 	if (len < 0 || (size_t) len >= size - 1) {
 		free(line);
 		return;

@@ -18,7 +18,7 @@
 #include "lgp_topo.h"
 
 #define LGP_TOPO_NAME_MAX	512		/* bytes of an endpoint name */
-#define LGP_TOPO_NAMES_MAX	(64 << 10)	/* bytes read of one rank's names */
+#define LGP_TOPO_NAMES_MAX	(1 << 20)	/* bytes read of one rank's names: 2 a connection */
 #define LGP_TOPO_FORMS		"'ranks N', then lines SRC DST LATENCY_NS GAP_NS BULK_GAP_FS " \
 				"(loggp/plan/topology.py writes it)"
 
