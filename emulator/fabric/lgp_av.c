@@ -3,9 +3,12 @@
  * Address vector wrapper.  fi_addr_t values are the real provider's and
  * pass through unchanged; the object is wrapped so that binds to wrapped
  * endpoints can be translated, and so that removing an address waits for
- * the sends the shim still holds for the endpoints using this AV.
+ * the sends the shim still holds for the endpoints using this AV.  With a
+ * topology it also keeps, per destination address, the rank it belongs to
+ * (lgp_topo.h), forgotten when an address is removed.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "lgp_av.h"
 #include "lgp_domain.h"
@@ -32,6 +35,7 @@ static int lgp_av_close(struct fid *fid)
 			ep->av = NULL;
 	pthread_mutex_unlock(&av->dom->lock);
 	lgp_fid_unregister(&av->hav->fid);
+	free(av->dests);
 	free(av);
 	return 0;
 }
@@ -45,6 +49,48 @@ struct fi_ops lgp_av_fi_ops = {
 	.tostr = lgp_fid_tostr,
 	.ops_set = lgp_fid_ops_set,
 };
+
+static size_t lgp_av_slot(fi_addr_t addr, size_t cap)
+{
+	return (size_t)((addr * 0x9e3779b97f4a7c15ULL) >> 32) & (cap - 1);
+}
+
+/* Rehashes into twice the room: at most half the slots are used. */
+static int lgp_av_grow(struct lgp_av *av)
+{
+	size_t cap = av->cap ? 2 * av->cap : 64, i, j;
+	struct lgp_av_dest *d = calloc(cap, sizeof(*d));
+
+	if (!d)
+		return -FI_ENOMEM;
+	for (i = 0; i < av->cap; i++) {
+		if (!av->dests[i].used)
+			continue;
+		for (j = lgp_av_slot(av->dests[i].addr, cap); d[j].used; j = (j + 1) & (cap - 1))
+			;
+		d[j] = av->dests[i];
+	}
+	free(av->dests);
+	av->dests = d;
+	av->cap = cap;
+	return 0;
+}
+
+struct lgp_topo_dest *lgp_av_dest(struct lgp_av *av, fi_addr_t addr)
+{
+	size_t i;
+
+	if (2 * (av->ndests + 1) > av->cap && lgp_av_grow(av))
+		return NULL;
+	for (i = lgp_av_slot(addr, av->cap); av->dests[i].used; i = (i + 1) & (av->cap - 1))
+		if (av->dests[i].addr == addr)
+			return &av->dests[i].dest;
+	av->dests[i] = (struct lgp_av_dest) {
+		.addr = addr, .used = true, .dest = { .rank = LGP_TOPO_UNKNOWN },
+	};
+	av->ndests++;
+	return &av->dests[i].dest;
+}
 
 static int lgp_av_insert(struct fid_av *av, const void *addr, size_t count,
 			 fi_addr_t *fi_addr, uint64_t flags, void *context)
@@ -87,6 +133,10 @@ static int lgp_av_remove(struct fid_av *fav, fi_addr_t *fi_addr, size_t count,
 		for (ep = av->dom->eps; ep; ep = ep->next_in_dom)
 			if (ep->av == av)
 				lgp_ep_flush(ep);
+		/* A removed address may come back as another peer's: ask again. */
+		if (av->cap)
+			memset(av->dests, 0, av->cap * sizeof(*av->dests));
+		av->ndests = 0;
 		pthread_mutex_unlock(&av->dom->lock);
 	}
 	return fi_av_remove(av->hav, fi_addr, count, flags);

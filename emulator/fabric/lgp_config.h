@@ -11,11 +11,15 @@
 #include <lgp/dist.h>
 #include <lgp/knob.h>
 
+#include "lgp_topo.h"
+
 struct lgp_config {
 	struct lgp_params params;
 	struct lgp_dist dist;	/* LOGGP_LATENCY_DIST, _CORR, LOGGP_SEED */
 	uint64_t dist_stream;	/* the MPI rank << 32: ranks draw apart */
-	bool active;		/* any knob non-zero, or a distribution */
+	struct lgp_topo topo;	/* LOGGP_TOPOLOGY: latency per destination */
+	bool active;		/* any knob non-zero, a distribution, or a
+				   destination the topology adds to */
 	int error;		/* knob parse error: refuse to open domains */
 	char errmsg[LGP_KNOB_ERRLEN];
 	char stats_file[4096];	/* LOGGP_STATS_FILE, or "" */

@@ -186,6 +186,7 @@ int lgp_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 		return -FI_ENOMEM;
 	dom->fab = fab;
 	dom->active = cfg->active;
+	dom->topo = cfg->topo.adds ? &cfg->topo : NULL;
 	dom->next_signal = UINT64_MAX;
 	pthread_mutexattr_init(&ma);
 	pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_RECURSIVE);

@@ -19,6 +19,7 @@ struct lgp_cq;
 struct lgp_ep;
 struct lgp_fabric;
 struct lgp_ops_flow_ctrl;
+struct lgp_topo;
 
 struct lgp_domain {
 	struct fid_domain domain;
@@ -34,6 +35,7 @@ struct lgp_domain {
 	 */
 	pthread_mutex_t lock;
 	struct lgp_engine eng;		/* knobs, deferred operations */
+	const struct lgp_topo *topo;	/* latency per destination, or NULL */
 	size_t inflight;		/* shim posts awaiting real completion */
 	struct lgp_cq *cqs;		/* this domain's CQs */
 	struct lgp_ep *eps;		/* this domain's endpoints */

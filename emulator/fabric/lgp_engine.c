@@ -87,8 +87,8 @@ static void lgp_eng_reserve(struct lgp_engine *eng, struct lgp_eng_port *port,
 			    const struct lgp_eng_msg *msg,
 			    struct lgp_eng_plan *plan)
 {
-	uint64_t L = eng->dist ? lgp_dist_draw(eng->dist, &eng->rng) :
-				 eng->params.latency_ns;
+	uint64_t L = (eng->dist ? lgp_dist_draw(eng->dist, &eng->rng) :
+				  eng->params.latency_ns) + msg->pair_latency_ns;
 	uint64_t due;
 
 	plan->saved = port->pacer;
@@ -107,6 +107,8 @@ static void lgp_eng_reserve(struct lgp_engine *eng, struct lgp_eng_port *port,
 		due = lgp_dist_in_order(&port->last_post, plan->post_at);
 		plan->latency += due - plan->post_at;
 		plan->post_at = due;
+	} else if (plan->post_at > port->last_post) {
+		port->last_post = plan->post_at;
 	}
 }
 

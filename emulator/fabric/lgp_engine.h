@@ -23,7 +23,11 @@
  *          once per operation, and post_at is raised to the port's
  *          previous post_at if it came out earlier, so the port's
  *          operations still reach the provider in order; without one L
- *          is the knob and nothing is drawn.  Data that crosses back
+ *          is the knob and nothing is drawn.  A topology's latency
+ *          towards the destination (msg->pair_latency_ns, lgp_topo.h)
+ *          adds to either; destinations of one port may then overtake
+ *          each other, never two messages to one destination (their
+ *          post times grow with left).  Data that crosses back
  *          after a real completion comes the knob's L later
  *          (lgp_eng_return_time).  A send refused (FULL) or cancelled
  *          does not give its draw back.
@@ -117,7 +121,7 @@ struct lgp_eng_port {
 	struct lgp_pacer pacer;
 	size_t queued_msgs;	/* deferred, not yet handed over */
 	size_t queued_bytes;
-	uint64_t last_post;	/* the latest post_at, with a distribution */
+	uint64_t last_post;	/* the latest post_at */
 };
 
 /* What the engine needs to know of an operation. */
@@ -126,6 +130,7 @@ struct lgp_eng_msg {
 	bool returns_data;	/* a read or a fetching atomic */
 	bool has_tx_cq;		/* its endpoint has a transmit CQ */
 	bool tx_cq_full;	/* that CQ cannot take another completion */
+	uint64_t pair_latency_ns;	/* the topology's, towards its destination */
 };
 
 /* The times of one submitted operation. */
@@ -136,7 +141,8 @@ struct lgp_eng_plan {
 	uint64_t left;		/* it has left: local completion */
 	uint64_t post_at;	/* it goes to the provider */
 	uint64_t return_at;	/* returned data is seen, if any */
-	uint64_t latency;	/* the L it got: drawn, raised for order */
+	uint64_t latency;	/* the L it got: drawn, the topology's added,
+				   raised for order */
 	struct lgp_pacer saved;	/* the port before the reservation */
 	uint64_t saved_last_post;
 };

@@ -13,6 +13,7 @@
 
 #include "lgp_av.h"
 #include "lgp_cntr.h"
+#include "lgp_config.h"
 #include "lgp_cq.h"
 #include "lgp_domain.h"
 #include "lgp_engine.h"
@@ -179,6 +180,7 @@ static int lgp_ep_control(struct fid *fid, int command, void *arg)
 		pthread_mutex_lock(&ep->dom->lock);
 		lgp_ep_enabled(ep);
 		pthread_mutex_unlock(&ep->dom->lock);
+		lgp_topo_publish(&lgp_config_get()->topo, &ep->hep->fid);
 	} else if (command == FI_SETOPSFLAG && arg &&
 		   (*(uint64_t *) arg & FI_TRANSMIT)) {
 		ep->tx_op_flags = *(uint64_t *) arg & ~FI_TRANSMIT;
@@ -293,15 +295,30 @@ static int lgp_cm_getpeer(struct fid_ep *ep, void *addr, size_t *addrlen)
 	return fi_getpeer(lgp_ep_of(ep)->hep, addr, addrlen);
 }
 
+/*
+ * A connecting endpoint's own address is what its peer's fi_getpeer
+ * finds, a listening one's what a connecting peer's finds: both are
+ * published for a topology (lgp_topo.h).
+ */
 static int lgp_cm_connect(struct fid_ep *ep, const void *addr,
 			  const void *param, size_t paramlen)
 {
-	return fi_connect(lgp_ep_of(ep)->hep, addr, param, paramlen);
+	struct fid_ep *hep = lgp_ep_of(ep)->hep;
+	int ret = fi_connect(hep, addr, param, paramlen);
+
+	if (!ret)
+		lgp_topo_publish(&lgp_config_get()->topo, &hep->fid);
+	return ret;
 }
 
 static int lgp_cm_listen(struct fid_pep *pep)
 {
-	return fi_listen(lgp_container_of(pep, struct lgp_pep, pep)->hpep);
+	struct fid_pep *hpep = lgp_container_of(pep, struct lgp_pep, pep)->hpep;
+	int ret = fi_listen(hpep);
+
+	if (!ret)
+		lgp_topo_publish(&lgp_config_get()->topo, &hpep->fid);
+	return ret;
 }
 
 static int lgp_cm_accept(struct fid_ep *ep, const void *param, size_t paramlen)
@@ -360,6 +377,7 @@ int lgp_ep_wrap(struct lgp_domain *dom, struct fid_ep *hep, void *context,
 		ep->inject_size = info->tx_attr->inject_size;
 	}
 	lgp_eng_port_init(&dom->eng, &ep->port);
+	ep->peer.rank = LGP_TOPO_UNKNOWN;
 
 	ep->ep.fid.fclass = fclass;
 	ep->ep.fid.context = context;

@@ -18,6 +18,7 @@
 #include <rdma/fi_tagged.h>
 
 #include "lgp_engine.h"
+#include "lgp_topo.h"
 
 struct lgp_av;
 struct lgp_cq;
@@ -38,6 +39,7 @@ struct lgp_ep {
 	bool tx_counted;	/* a counter counts its sends (no inject) */
 	bool enabled;		/* fi_enable succeeded: sends may be deferred */
 	struct lgp_av *av;	/* bound address vector, or NULL */
+	struct lgp_topo_dest peer;	/* a connected endpoint's peer (topology) */
 	struct lgp_ep *next_in_dom;
 };
 

@@ -3,6 +3,8 @@
  * Fabric wrapper: the hook's entry point and the per-fabric counters.
  */
 #include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,32 +37,109 @@ static bool lgp_prov_is_utility(const struct fi_provider *prov)
 	return prov && prov->name && !strncmp(prov->name, "ofi_", 4);
 }
 
+void lgp_fabric_count_pair(struct lgp_fabric *fab, const struct lgp_topo_dest *d,
+			   uint64_t latency_ns)
+{
+	uint32_t ranks = lgp_config_get()->topo.ranks;
+
+	if (!d || d->rank < 0) {
+		__atomic_fetch_add(&fab->pair_unmatched, 1, __ATOMIC_RELAXED);
+	} else if (fab->pair) {
+		__atomic_fetch_add(&fab->pair[d->rank], 1, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&fab->pair[ranks + d->rank], latency_ns, __ATOMIC_RELAXED);
+	}
+}
+
+/* Appends to line at *pos; a line too long for size leaves *pos >= size. */
+static void lgp_fabric_put(char *line, size_t size, size_t *pos, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (*pos >= size)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(line + *pos, size - *pos, fmt, ap);
+	va_end(ap);
+	*pos += n < 0 ? size : (size_t)n;
+}
+
+/* ,"name":[n0,n1,...] of count numbers. */
+static void lgp_fabric_put_list(char *line, size_t size, size_t *pos, const char *name,
+				const uint64_t *v, uint32_t count)
+{
+	uint32_t i;
+
+	lgp_fabric_put(line, size, pos, ",\"%s\":[", name);
+	for (i = 0; i < count; i++)
+		lgp_fabric_put(line, size, pos, "%s%" PRIu64, i ? "," : "",
+			       __atomic_load_n(&v[i], __ATOMIC_RELAXED));
+	lgp_fabric_put(line, size, pos, "]");
+}
+
+/*
+ * The topology's fields replace the closing brace of the core's line of
+ * len bytes: "rank", "pair_unmatched", "pair_msgs" and "pair_latency_ns"
+ * (README.md, "Counters").  Returns the new length, size or more if the
+ * line did not fit.
+ */
+static size_t lgp_fabric_put_pairs(const struct lgp_fabric *fab, char *line, size_t size,
+				   size_t len)
+{
+	const struct lgp_topo *t = &lgp_config_get()->topo;
+	size_t pos = len - 1;
+
+	lgp_fabric_put(line, size, &pos, ",\"rank\":%u,\"pair_unmatched\":%" PRIu64,
+		       t->rank, __atomic_load_n(&fab->pair_unmatched, __ATOMIC_RELAXED));
+	if (fab->pair) {
+		lgp_fabric_put_list(line, size, &pos, "pair_msgs", fab->pair, t->ranks);
+		lgp_fabric_put_list(line, size, &pos, "pair_latency_ns",
+				    fab->pair + t->ranks, t->ranks);
+	}
+	lgp_fabric_put(line, size, &pos, "}");
+	return pos;
+}
+
 void lgp_fabric_stats_write(struct lgp_fabric *fab)
 {
 	const struct lgp_config *cfg = lgp_config_get();
-	char line[4096];	/* the counters and a delay histogram */
+	/* the counters, a delay histogram, two numbers per destination */
+	size_t size = 4096 + (cfg->topo.on ? 2 * 21 * (size_t)cfg->topo.ranks + 128 : 0);
+	char *line = malloc(size);
 	int len, fd;
 
-	if (fab->stats_written)
+	if (fab->stats_written || !line) {
+		free(line);
 		return;
+	}
 	fab->stats_written = true;
-	len = lgp_stats_json(&fab->stats, fab->prov_name, line, sizeof(line) - 1);
-	if (len < 0 || (size_t) len >= sizeof(line) - 1)
+	len = lgp_stats_json(&fab->stats, fab->prov_name, line, 4096 - 1);
+	if (len >= 4096 - 1)
+		len = -1;
+	else if (len > 0 && cfg->topo.on)
+		len = (int)lgp_fabric_put_pairs(fab, line, size - 1, (size_t)len);
+	if (len < 0 || (size_t) len >= size - 1) {
+		free(line);
 		return;
+	}
 	LGP_INFO(FI_LOG_FABRIC, "stats %s\n", line);
-	if (!cfg->stats_file[0])
+	if (!cfg->stats_file[0]) {
+		free(line);
 		return;
+	}
 	line[len++] = '\n';
 	/* One O_APPEND write per line keeps lines of concurrent ranks whole. */
 	fd = lgp_stats_file_open(cfg->stats_file);
 	if (fd < 0) {
 		LGP_WARN(FI_LOG_FABRIC, "cannot open LOGGP_STATS_FILE %s\n",
 			 cfg->stats_file);
+		free(line);
 		return;
 	}
 	if (write(fd, line, len) != len)
 		LGP_WARN(FI_LOG_FABRIC, "short write to %s\n", cfg->stats_file);
 	close(fd);
+	free(line);
 }
 
 void lgp_fabric_stats_write_all(void)
@@ -91,6 +170,7 @@ static int lgp_fabric_close(struct fid *fid)
 		}
 	}
 	pthread_mutex_unlock(&lgp_fabric_list_lock);
+	free(fab->pair);
 	free(fab);
 	return 0;
 }
@@ -216,6 +296,8 @@ int lgp_fabric_hook(struct fi_fabric_attr *attr, struct fid_fabric **fabric,
 	fab->prov_name = hprov && hprov->name ? hprov->name : "unknown";
 	if (lgp_dist_active(&cfg->dist))
 		lgp_stats_delay_init(&fab->stats, lgp_dist_max_ns(&cfg->dist));
+	if (cfg->topo.on)	/* without memory: only pair_unmatched is kept */
+		fab->pair = calloc(2 * (size_t)cfg->topo.ranks, sizeof(*fab->pair));
 	fab->fabric.fid.fclass = FI_CLASS_FABRIC;
 	fab->fabric.fid.context = attr->fabric->fid.context;
 	fab->fabric.fid.ops = &lgp_fabric_fi_ops;

@@ -22,11 +22,20 @@
 
 #include <lgp/stats.h>
 
+#include "lgp_topo.h"
+
 struct lgp_fabric {
 	struct fid_fabric fabric;
 	struct fid_fabric *hfabric;
 	const char *prov_name;
 	struct lgp_stats stats;
+	/*
+	 * With a topology (lgp_topo.h), per destination rank: messages and
+	 * the latency the topology added to them ([0, ranks) and [ranks,
+	 * 2 ranks)); and messages to a destination of no known rank.
+	 */
+	uint64_t *pair;
+	uint64_t pair_unmatched;
 	bool stats_written;
 	struct lgp_fabric *next;	/* list of open fabrics for exit dump */
 };
@@ -37,6 +46,9 @@ int lgp_fabric_hook(struct fi_fabric_attr *attr, struct fid_fabric **fabric,
 		    void *context);
 /* Writes the fabric's counters once (LOGGP_STATS_FILE, the log). */
 void lgp_fabric_stats_write(struct lgp_fabric *fab);
+/* Counts a message to a destination (NULL: none looked up) of the topology. */
+void lgp_fabric_count_pair(struct lgp_fabric *fab, const struct lgp_topo_dest *d,
+			   uint64_t latency_ns);
 /* The same for every fabric still open. */
 void lgp_fabric_stats_write_all(void);
 

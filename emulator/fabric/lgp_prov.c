@@ -79,11 +79,12 @@ int lgp_stats_file_open(const char *path)
 }
 
 /*
- * The rank an MPI launcher gives the process (Open MPI, PMIx, MPICH), 0
+ * The rank an MPI launcher gives the process (Open MPI, PMIx, MPICH), -1
  * for none: with one LOGGP_SEED every rank draws its own delays, the same
- * in every run, instead of all ranks the same ones.
+ * in every run, instead of all ranks the same ones; a topology keeps the
+ * rank's row (lgp_topo.h).
  */
-static uint64_t lgp_launcher_rank(void)
+static long lgp_launcher_rank(void)
 {
 	static const char *const vars[] = { "OMPI_COMM_WORLD_RANK", "PMIX_RANK",
 					    "PMI_RANK" };
@@ -92,8 +93,8 @@ static uint64_t lgp_launcher_rank(void)
 
 	for (i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
 		if ((v = getenv(vars[i])))
-			return strtoull(v, NULL, 10);
-	return 0;
+			return strtol(v, NULL, 10);
+	return -1;
 }
 
 /*
@@ -103,7 +104,8 @@ static uint64_t lgp_launcher_rank(void)
 static void lgp_config_load(void)
 {
 	struct lgp_config *c = &lgp_cfg;
-	const char *sf, *pt;
+	const char *sf, *pt, *topo;
+	long rank = lgp_launcher_rank();
 	int ret;
 
 	memset(c, 0, sizeof(*c));
@@ -114,12 +116,16 @@ static void lgp_config_load(void)
 	if (!ret)
 		ret = lgp_dist_from_env(&c->dist, c->params.latency_ns,
 					c->errmsg, sizeof(c->errmsg));
+	topo = getenv(lgp_setting_env(LGP_SETTING_TOPOLOGY));
+	if (!ret && topo)
+		ret = lgp_topo_load(&c->topo, topo, rank, c->errmsg, sizeof(c->errmsg));
 	if (ret) {
 		c->error = ret;
 		return;
 	}
-	c->active = lgp_params_active(&c->params) || lgp_dist_active(&c->dist);
-	c->dist_stream = lgp_launcher_rank() << 32;
+	c->active = lgp_params_active(&c->params) || lgp_dist_active(&c->dist) ||
+		    c->topo.adds;
+	c->dist_stream = (uint64_t)(rank < 0 ? 0 : rank) << 32;
 	pt = getenv(lgp_setting_env(LGP_SETTING_PROGRESS_THREAD));
 	c->progress_idle = !pt || !strcmp(pt, "idle");
 	sf = getenv(lgp_setting_env(LGP_SETTING_STATS_FILE));

@@ -14,8 +14,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <rdma/fi_cm.h>
+
 #include <lgp/clock.h>
 
+#include "lgp_av.h"
 #include "lgp_cq.h"
 #include "lgp_domain.h"
 #include "lgp_engine.h"
@@ -398,14 +401,56 @@ const struct lgp_eng_ops lgp_send_eng_ops = {
 	.post = lgp_send_release,
 };
 
-/* What the engine needs to know of an operation on ep; lock held. */
+/* What the engine needs to know of an operation on ep to dest; lock held. */
 static void lgp_send_msg(const struct lgp_ep *ep, const struct lgp_req *req,
-			 struct lgp_eng_msg *msg)
+			 const struct lgp_topo_dest *dest, struct lgp_eng_msg *msg)
 {
 	msg->len = req->len;
 	msg->returns_data = lgp_req_returns_data(req);
 	msg->has_tx_cq = ep->tx_cq;
 	msg->tx_cq_full = ep->tx_cq && lgp_dq_full(&ep->tx_cq->synq);
+	msg->pair_latency_ns = dest ? lgp_topo_latency(ep->dom->topo, dest) : 0;
+}
+
+struct lgp_send_av_addr {
+	struct lgp_av *av;
+	fi_addr_t addr;
+};
+
+static int lgp_send_av_name(void *ctx, void *name, size_t *len)
+{
+	struct lgp_send_av_addr *a = ctx;
+
+	return fi_av_lookup(a->av->hav, a->addr, name, len);
+}
+
+static int lgp_send_peer_name(void *ctx, void *name, size_t *len)
+{
+	return fi_getpeer(((struct lgp_ep *)ctx)->hep, name, len);
+}
+
+/*
+ * The topology's state of the request's destination, resolved if need
+ * be (lgp_topo.h): an address of the endpoint's AV, or a connected
+ * endpoint's peer.  NULL when the AV has no memory for it.  Lock held.
+ */
+static struct lgp_topo_dest *lgp_send_dest(struct lgp_ep *ep, const struct lgp_req *req)
+{
+	const struct lgp_topo *t = ep->dom->topo;
+	struct lgp_send_av_addr a = { ep->av, req->addr };
+	struct lgp_topo_dest *d;
+
+	if (ep->av && req->addr != FI_ADDR_UNSPEC) {
+		d = lgp_av_dest(ep->av, req->addr);
+		if (d)
+			lgp_topo_resolve(t, d, lgp_now_ns(), lgp_send_av_name, &a);
+		return d;
+	}
+	/* The peer finds this endpoint by its own address, which it had at connect. */
+	if (ep->peer.rank == LGP_TOPO_UNKNOWN)
+		lgp_topo_publish(t, &ep->hep->fid);
+	lgp_topo_resolve(t, &ep->peer, lgp_now_ns(), lgp_send_peer_name, ep);
+	return &ep->peer;
 }
 
 ssize_t lgp_send_submit(struct lgp_ep *ep, struct lgp_req *call)
@@ -414,6 +459,7 @@ ssize_t lgp_send_submit(struct lgp_ep *ep, struct lgp_req *call)
 	struct lgp_engine *eng = &dom->eng;
 	enum lgp_eng_verdict v;
 	struct lgp_eng_plan plan;
+	struct lgp_topo_dest *dest;
 	struct lgp_eng_msg msg;
 	struct lgp_req *req;
 	ssize_t ret;
@@ -441,24 +487,28 @@ ssize_t lgp_send_submit(struct lgp_ep *ep, struct lgp_req *call)
 		lgp_eng_send_overhead(eng);
 
 	pthread_mutex_lock(&dom->lock);
-	lgp_send_msg(ep, call, &msg);
+	dest = dom->topo ? lgp_send_dest(ep, call) : NULL;
+	lgp_send_msg(ep, call, dest, &msg);
 	v = lgp_eng_submit(eng, &ep->port, &msg, &plan);
 	if (v == LGP_ENG_WAIT) {
 		/* The endpoint's caller is blocked for the delays instead. */
 		pthread_mutex_unlock(&dom->lock);
 		lgp_eng_wait(eng, &plan);
 		pthread_mutex_lock(&dom->lock);
-		lgp_send_msg(ep, call, &msg);
+		lgp_send_msg(ep, call, dest, &msg);
 		v = lgp_eng_decide(eng, &ep->port, &msg, &plan);
 	}
 	call->return_at = plan.return_at;
 	switch (v) {
 	case LGP_ENG_POST:
 		ret = lgp_req_post(call);
-		if (ret)
+		if (ret) {
 			lgp_eng_cancel(&ep->port, &plan);
-		else
+		} else {
 			lgp_eng_posted(eng, &msg, &plan);
+			if (dom->topo)
+				lgp_fabric_count_pair(dom->fab, dest, msg.pair_latency_ns);
+		}
 		pthread_mutex_unlock(&dom->lock);
 		return ret;
 	case LGP_ENG_DEFER:
@@ -489,6 +539,8 @@ ssize_t lgp_send_submit(struct lgp_ep *ep, struct lgp_req *call)
 			 NULL, 0, 0) == 0)
 		req->refs++;
 	lgp_eng_queue(eng, &ep->port, &msg, &plan, req);
+	if (dom->topo)
+		lgp_fabric_count_pair(dom->fab, dest, msg.pair_latency_ns);
 	pthread_mutex_unlock(&dom->lock);
 	/* After unlocking: a woken thread must not find the lock taken. */
 	lgp_progress_kick(plan.post_at, plan.now);

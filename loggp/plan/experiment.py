@@ -39,6 +39,7 @@ from loggp.errors import LoggpError, one_line
 from loggp.plan.dist import check_corr, check_corr_with, check_dist_spec, file_dist_env
 from loggp.plan.knobs import Knob, KnobSet, conflict, parse_knob
 from loggp.plan.placeholders import INSTANCE_NAMES, POINT_NAMES, names_in, service_ref
+from loggp.plan.topology import Level, Network
 from loggp.plan.yamlpos import Located, Path_, decode_text, load_located
 
 SCHEMA_VERSION = 1
@@ -295,6 +296,7 @@ class Experiment(_Model):
     launcher: Launcher = Launcher()
     emulator: Emulator = Emulator()
     sweep: Sweep = Sweep()
+    network: Network | None = None
     services: list[Service] = []
     workloads: Annotated[list[Workload], Field(min_length=1)]
 
@@ -312,7 +314,29 @@ class Experiment(_Model):
         if self.emulator.shim == "none" and (self.sweep.knobs or self.emulator.baseline):
             raise ValueError("shim: none adds no delays: remove sweep.knobs and baseline")
         self._check_services()
+        self._check_network()
         return self
+
+    def _check_network(self) -> None:
+        net = self.network
+        if net is None:
+            return
+        if self.emulator.shim != "fabric":
+            raise ValueError(
+                f"network: applied by the fabric shim only: expected emulator.shim fabric, "
+                f"not {self.emulator.shim}"
+            )
+        for lv in net.levels:
+            if parse_knob("gap", lv.gap) or parse_knob("bulk_gap", lv.bulk_gap):
+                raise ValueError(
+                    f"network level {lv.name}: gap and bulk_gap per pair are not applied by "
+                    "the fabric shim yet: expected only latency (docs/experiments.md, network)"
+                )
+        for i, w in enumerate(self.workloads):
+            try:
+                net.check_ranks(w.ranks)
+            except ValueError as e:
+                raise ValueError(f"workloads[{i}].ranks: {e}") from None
 
     def _check_services(self) -> None:
         names = [s.name for s in self.services]
@@ -431,6 +455,8 @@ def _model_at(path: Path_) -> type[BaseModel] | None:
         return Experiment
     if path[0] == "sweep" and len(path) >= 3:
         return Range
+    if path[0] == "network":
+        return Level if len(path) >= 2 and path[1] == "levels" else Network
     return models.get(str(path[0]))
 
 

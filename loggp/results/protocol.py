@@ -28,6 +28,10 @@ MAX_STATS_BYTES = 64 << 20  # a point's counter lines: ~300 bytes per process
 # delay_bucket_ns (emulator/core/include/lgp/stats.h).
 DELAY_HIST_KEY = "delay_hist"
 DELAY_BUCKETS = 128
+# With a network (LOGGP_TOPOLOGY): per destination rank, messages and the latency the
+# network added to them (emulator/fabric/README.md, "Counters").
+PAIR_KEYS = ("pair_msgs", "pair_latency_ns")
+MAX_PAIR_RANKS = 1024  # LGP_TOPO_MAX_RANKS
 RESULT_KEY = "loggp_result"
 # The counts of `msgs` besides per_rank (docs/results.md), each a MsgCounts field.
 MSG_COUNTS = (
@@ -206,7 +210,8 @@ def open_stats_file(path: Path, write: bool = False) -> int:
 def stats_problem(obj: dict[str, Any]) -> str | None:
     """What makes a line other than the shim's counters (emulator/core/src/stats.c):
     every value a whole number from 0 to 2^64 - 1, `provider` text or null, `late_hist_us`
-    a list of LATE_BUCKETS such numbers, `delay_hist` (if any) of DELAY_BUCKETS."""
+    a list of LATE_BUCKETS such numbers, `delay_hist` (if any) of DELAY_BUCKETS, the
+    PAIR_KEYS (if any) of at most MAX_PAIR_RANKS."""
     for key, v in obj.items():
         if key == "provider":
             ok = v is None or isinstance(v, str)
@@ -214,6 +219,8 @@ def stats_problem(obj: dict[str, Any]) -> str | None:
             ok = isinstance(v, list) and len(v) == LATE_BUCKETS and all(_is_u64(n) for n in v)
         elif key == DELAY_HIST_KEY:
             ok = isinstance(v, list) and len(v) == DELAY_BUCKETS and all(_is_u64(n) for n in v)
+        elif key in PAIR_KEYS:
+            ok = isinstance(v, list) and len(v) <= MAX_PAIR_RANKS and all(_is_u64(n) for n in v)
         else:
             ok = _is_u64(v)
         if not ok:

@@ -33,6 +33,7 @@ from loggp.plan.dist import run_dist_env
 from loggp.plan.experiment import Experiment, Launcher, Workload
 from loggp.plan.knobs import KnobSet, check_env
 from loggp.plan.placeholders import substitute
+from loggp.plan.topology import TOPOLOGY_ENV, pair_table, write_pair_table
 from loggp.run.inventory import Host, InventoryError, read_inventory
 from loggp.run.ompi import shim_mca_args
 from loggp.run.provider import check_provider
@@ -291,6 +292,10 @@ def point_launch(
         env = process_env(
             knobs, stats_file=point_dir / "stats.jsonl", settings=exp.dist_env(exp_dir)
         )
+        if exp.network is not None:
+            # Every point runs on the network; its knobs add to it (docs/experiments.md).
+            table = pair_table(exp.network, w.ranks if w.kind == "mpi" else 1)
+            env[TOPOLOGY_ENV] = str(write_pair_table(point_dir / "pairs.txt", table).resolve())
     else:
         env = process_env(None)
     # Programs that open libfabric themselves (the KVS brokers of kap) use the

@@ -89,6 +89,27 @@ def test_mpirun_command_beneath_the_shim(tmp_path: Path, fake_build: Path) -> No
     assert argv[argv.index("LOGGP_PROVIDER") - 1] == "-x"
 
 
+def test_network_reaches_every_rank_as_a_pair_table(tmp_path: Path, fake_build: Path) -> None:
+    prog = tmp_path / "prog"
+    prog.write_text("#!/bin/sh\n")
+    prog.chmod(0o755)
+    exp = parse_experiment(
+        "version: 1\nname: t\nnetwork:\n  nodes: 3\n  placement: round-robin\n"
+        "  levels: [{name: node, latency: 7us}]\n"
+        f"workloads: [{{name: a, program: {prog}, ranks: 3}}]\n",
+        "t.yaml",
+    )
+    point = tmp_path / "point"
+    point.mkdir()
+    launch = point_launch(exp, exp.workloads[0], KnobSet(), point, None)
+    table = Path(launch.env["LOGGP_TOPOLOGY"])
+    assert table == (point / "pairs.txt").resolve()
+    assert launch.argv[launch.argv.index("LOGGP_TOPOLOGY") - 1] == "-x"
+    lines = table.read_text().splitlines()
+    assert lines[1] == "ranks 3" and len(lines) == 2 + 6 and "2 0 7000 0 0" in lines
+    assert (point / "pairs.txt.names").is_dir()
+
+
 @pytest.mark.parametrize(
     ("pin", "binding"),
     [("false", ["--bind-to", "none"]), ("true", ["--bind-to", "core:overload-allowed"])],

@@ -212,6 +212,34 @@ static void test_gap_bulk_latency(void)
 }
 
 /*
+ * A topology's latency towards a destination adds to L: a message to a
+ * far peer is due later, one to a near peer sent after it on the same
+ * port may go first, and the port's last due time covers the far one.
+ */
+static void test_pair_latency(void)
+{
+	struct lgp_eng_msg far = msg_of(10), near = msg_of(10);
+	struct rig r;
+	struct lgp_eng_port *port = &r.port[0];
+	struct op a = { .id = 1, .port = port }, b = { .id = 2, .port = port };
+
+	far.pair_latency_ns = 50000;
+	setup(&r, (struct lgp_params){ .latency_ns = 1000 }, 16);
+	CHECK_EQ_INT(send_op(&r, &a, &far), LGP_ENG_DEFER);
+	CHECK_EQ_U64(r.plan.post_at, 51000);
+	CHECK_EQ_U64(r.plan.latency, 51000);
+	fake_now = 10;
+	CHECK_EQ_INT(send_op(&r, &b, &near), LGP_ENG_DEFER);
+	CHECK_EQ_U64(r.plan.post_at, 1010);
+	CHECK_EQ_U64(lgp_eng_port_last_due(&r.eng, port), 51000);
+	CHECK_EQ_U64(lgp_stats_get(&stats, LGP_STAT_LATENCY_NS), 52000);
+	fake_now = 51000;
+	CHECK_EQ_U64(lgp_eng_release(&r.eng, fake_now), 2);
+	CHECK(posted[0] == 2 && posted[1] == 1);
+	lgp_eng_fini(&r.eng);
+}
+
+/*
  * A read is a small request that leaves at start; its n bytes come back
  * over the same port, so its data is seen at start + L + n*G + L at the
  * earliest, and L after the real completion.
@@ -610,6 +638,7 @@ int main(void)
 	test_gap_bulk_latency();
 	test_returned_data();
 	test_order();
+	test_pair_latency();
 	test_release_order();
 	test_wait_without_cq();
 	test_full();
