@@ -63,9 +63,18 @@ build-asan: deps
 test-c: build
 	ctest --test-dir $(BUILD) --output-on-failure
 
+# Two parts: most files on PYTEST_WORKERS processes at once (a whole file to
+# one worker, so its shared fixtures are made once), then the tests marked
+# serial alone, since they bound time or share namespaces and the wire.  Both
+# parts run; either failing fails the target.
+PYTEST_WORKERS ?= 2
+PYTEST = LOGGP_BUILD=$(abspath $(BUILD)) LOGGP_ASAN_BUILD=$(abspath $(ASAN_BUILD)) $(VENV)/bin/pytest -q
+
 test-py: build build-asan venv
-	LOGGP_BUILD=$(abspath $(BUILD)) LOGGP_ASAN_BUILD=$(abspath $(ASAN_BUILD)) \
-		$(VENV)/bin/pytest -q
+	@start=$$(date +%s); rc=0; \
+	$(PYTEST) -n $(PYTEST_WORKERS) --dist loadfile -m 'not serial' || rc=1; \
+	$(PYTEST) -m serial || rc=1; \
+	echo "pytest wall time: $$(( $$(date +%s) - start )) s"; exit $$rc
 
 test: test-c test-py
 

@@ -97,6 +97,8 @@ def pytest_configure(config: pytest.Config) -> None:
         "integration: drives the built binaries (needs the CMake build)",
         "needs_root: needs root (network namespaces, DPDK); skipped otherwise",
         "slow: takes more than a few seconds",
+        "serial: measures time against a bound or uses machine-wide state (namespaces, the "
+        "wire): runs alone after the parallel part (make test)",
     ):
         config.addinivalue_line("markers", marker)
 

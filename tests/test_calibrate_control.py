@@ -11,6 +11,7 @@ from conftest import CALIBRATE, base_env, calibrate_pair, run
 SEND_NS, RECV_NS = 20000, 10000
 
 
+@pytest.mark.serial
 @pytest.mark.integration
 def test_control_spins_are_in_the_round_trip_and_not_in_the_bursts(tmp_path: Path) -> None:
     args = ["-p", "shm", "-n", "200", "-s", "1,64", "-S", str(SEND_NS), "-R", str(RECV_NS)]

@@ -27,7 +27,7 @@ from loggp.net import sshhosts, testbed
 from loggp.net.inventory import SSH_ARGS, inventory_of
 from loggp.run.wirerun import emulator_control
 
-pytestmark = [pytest.mark.needs_root, pytest.mark.slow]
+pytestmark = [pytest.mark.needs_root, pytest.mark.slow, pytest.mark.serial]
 
 REPO = Path(__file__).resolve().parent.parent
 ANSIBLE = REPO / "ansible"

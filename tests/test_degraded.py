@@ -33,7 +33,7 @@ from loggp.results.reader import StoredPoint, read_points
 from loggp.results.rundir import RUN_FILE
 from loggp.results.store import STORE_FILE
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.serial]
 
 ROUNDS = 100
 LATENCY_US = 50

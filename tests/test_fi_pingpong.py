@@ -55,6 +55,7 @@ def test_pingpong_correct_beneath_shim(fi_pingpong_bin, shim, provider, ep, knob
         assert msgs > 0, f"shim carried no {core_provider(provider)} messages: {env.stats()}"
 
 
+@pytest.mark.serial
 @pytest.mark.parametrize(("provider", "ep"), PROVIDERS, ids=IDS)
 def test_latency_500us_adds_to_half_rtt(fi_pingpong_bin, shim, provider, ep) -> None:
     """ΔL once per leg; on the layered providers (ofi_rxm, ofi_rxd) at the core
@@ -74,6 +75,7 @@ def test_latency_500us_adds_to_half_rtt(fi_pingpong_bin, shim, provider, ep) -> 
     )
 
 
+@pytest.mark.serial
 @pytest.mark.slow
 @pytest.mark.parametrize(
     ("provider", "ep"),

@@ -22,7 +22,7 @@ from loggp.analysis.store import load_run
 from loggp.results.reader import read_points
 from loggp.results.store import MEASURED, STORE_FILE
 
-pytestmark = [pytest.mark.integration, pytest.mark.needs_root]
+pytestmark = [pytest.mark.integration, pytest.mark.needs_root, pytest.mark.serial]
 
 LATENCY_US = 100
 LATENCIES_US = (1, 10, LATENCY_US)

@@ -27,7 +27,7 @@ from loggp.analysis.slowdown import analyse
 from loggp.results.reader import StoredPoint, read_points
 from loggp.results.store import STORE_FILE, StoreError
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.serial]
 
 ROUNDS = 300
 OVERHEAD_US = 20

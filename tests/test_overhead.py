@@ -30,7 +30,7 @@ from pathlib import Path
 import pytest
 from conftest import base_env, calibrate_pair, core_provider, json_line, prog_path, run
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.serial]
 
 
 ITERS = 300

@@ -14,7 +14,7 @@ from conftest import BUILD, base_env
 from loggp.results.reader import read_points
 from loggp.results.store import MEASURED, STORE_FILE
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.serial]
 
 ROUNDS = 200
 LATENCY_US = 200

@@ -21,7 +21,7 @@ from loggp.results.reader import read_points
 from loggp.results.store import MEASURED, STORE_FILE
 from loggp.run.proctree import Identity
 
-pytestmark = [pytest.mark.integration, pytest.mark.needs_root]
+pytestmark = [pytest.mark.integration, pytest.mark.needs_root, pytest.mark.serial]
 
 
 @pytest.fixture(autouse=True)

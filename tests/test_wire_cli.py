@@ -33,7 +33,7 @@ READY_TIMEOUT = 60.0
 EAL_BASE = ["-l", "0", "--no-huge", "--no-pci", "-m", "256"]
 DPDK_RUNTIME = Path("/var/run/dpdk")  # DPDK leaves <file-prefix>/ here after exit
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.serial]
 
 
 def dpdk_installed() -> bool:

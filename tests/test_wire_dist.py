@@ -17,7 +17,7 @@ from loggp.net import netmeasure
 from loggp.plan.dist import file_dist_env
 from loggp.run.wirerun import WireSession
 
-pytestmark = [pytest.mark.integration, pytest.mark.needs_root]
+pytestmark = [pytest.mark.integration, pytest.mark.needs_root, pytest.mark.serial]
 
 PINGS = 300
 # For the ~300 delays a port draws, 0.113 is the KS distance a true sample exceeds with

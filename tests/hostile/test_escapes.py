@@ -102,6 +102,7 @@ def ready_experiment(tmp: Path, pattern: str, ready_timeout: str = "2s") -> Path
     )
 
 
+@pytest.mark.serial
 @pytest.mark.parametrize(
     ("pattern", "reason"),
     [

@@ -254,6 +254,7 @@ class _BusyFlood:
             s.close()
 
 
+@pytest.mark.serial
 @pytest.mark.integration
 @pytest.mark.needs_root
 def test_control_flood_is_named_and_idle_connections_give_way() -> None:
@@ -312,6 +313,7 @@ def _until(what: str, done, up: subprocess.Popen[str], timeout: float = 60) -> N
         time.sleep(0.005)
 
 
+@pytest.mark.serial
 @pytest.mark.integration
 @pytest.mark.needs_root
 def test_repeated_ctrl_c_during_up_removes_everything() -> None:
@@ -340,6 +342,7 @@ def test_repeated_ctrl_c_during_up_removes_everything() -> None:
         loggp_root("testbed", "down", "--prefix", prefix)
 
 
+@pytest.mark.serial
 @pytest.mark.integration
 @pytest.mark.needs_root
 def test_early_ctrl_c_is_one_line() -> None:

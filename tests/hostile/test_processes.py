@@ -98,6 +98,7 @@ def test_a_killed_runner_takes_every_process_with_it(
     assert res.returncode == 0, res.stdout + res.stderr
 
 
+@pytest.mark.serial
 def test_resume_ends_what_a_dead_run_left(tmp_path: Path, lock_dir: dict[str, str]) -> None:
     """The run's processes frozen (they cannot end themselves) when the runner is killed:
     --resume finds them by the records in the run directory and ends them."""
@@ -159,6 +160,7 @@ def test_a_timed_out_point_leaves_nothing(tmp_path: Path, kind: str) -> None:
     assert [p for p in pids if Path(f"/proc/{p}").exists()] == []
 
 
+@pytest.mark.serial
 @pytest.mark.needs_root
 def test_netns_timeout_and_down_end_every_process_in_the_hosts(tmp_path: Path) -> None:
     """Beneath the netns launcher a timed-out point ends the remote host's orted and rank
