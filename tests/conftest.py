@@ -138,6 +138,20 @@ def run(
     return subprocess.CompletedProcess(list(cmd), proc.returncode, out, err)
 
 
+def stop_process(pid: int, timeout: float = 5.0) -> None:
+    """SIGSTOPs pid and returns once every thread of it is stopped: kill() only queues the
+    signal, and a thread running on another core goes on until it next enters the kernel."""
+    os.kill(pid, signal.SIGSTOP)
+    deadline = time.monotonic() + timeout
+    tasks = Path(f"/proc/{pid}/task")
+    while True:
+        states = [(t / "stat").read_text().rsplit(")", 1)[1].split()[0] for t in tasks.iterdir()]
+        if all(state in ("T", "t") for state in states):
+            return
+        assert time.monotonic() < deadline, f"process {pid} not stopped within {timeout} s"
+        time.sleep(0.001)
+
+
 def base_env() -> dict[str, str]:
     """The environment without any trace of the shim."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("LOGGP_") or k == "LOGGP_BUILD"}

@@ -38,6 +38,7 @@ from conftest import (
     idle_cpu_share,
     mpirun_cmd,
     run,
+    stop_process,
 )
 
 from loggp.bench.kvs import COLD_THREADS, commit_us
@@ -209,7 +210,7 @@ def test_no_broker_is_exit_3(tmp_path: Path) -> None:
 def test_silent_root_fails_clients_within_the_timeout(brokers: Brokers) -> None:
     assert cli(brokers.sock(0), "put", "deep.key=1").returncode == 0
     root = brokers.pid(0)
-    os.kill(root, signal.SIGSTOP)
+    stop_process(root)
     try:
         t0 = time.monotonic()
         proc = cli(brokers.sock(2), "get", "deep.key")
@@ -226,7 +227,7 @@ def test_commit_beneath_a_silent_root_has_an_unknown_outcome(brokers: Brokers) -
     done: exit 4, one line saying so; once the root answers again it does apply it."""
     before = int(cli(brokers.sock(0), "put", "seen.before=1").stdout)
     root = brokers.pid(0)
-    os.kill(root, signal.SIGSTOP)
+    stop_process(root)
     try:
         proc = cli(brokers.sock(2), "put", "late.key=applied")
     finally:
