@@ -38,6 +38,7 @@ from pydantic import (
 from loggp.errors import LoggpError, one_line
 from loggp.plan.dist import check_corr, check_corr_with, check_dist_spec, file_dist_env
 from loggp.plan.knobs import Knob, KnobSet, conflict, parse_knob
+from loggp.plan.names import require_unique
 from loggp.plan.placeholders import INSTANCE_NAMES, POINT_NAMES, names_in, service_ref
 from loggp.plan.topology import Level, Network
 from loggp.plan.yamlpos import Located, Path_, decode_text, load_located
@@ -307,10 +308,7 @@ class Experiment(_Model):
 
     @model_validator(mode="after")
     def _consistent(self) -> Experiment:
-        names = [w.name for w in self.workloads]
-        dup = sorted({n for n in names if names.count(n) > 1})
-        if dup:
-            raise ValueError(f"workload names must be unique: {', '.join(dup)} repeated")
+        require_unique([w.name for w in self.workloads], "workload")
         if self.emulator.shim == "none" and (self.sweep.knobs or self.emulator.baseline):
             raise ValueError("shim: none adds no delays: remove sweep.knobs and baseline")
         self._check_services()
@@ -340,9 +338,7 @@ class Experiment(_Model):
 
     def _check_services(self) -> None:
         names = [s.name for s in self.services]
-        dup = sorted({n for n in names if names.count(n) > 1})
-        if dup:
-            raise ValueError(f"service names must be unique: {', '.join(dup)} repeated")
+        require_unique(names, "service")
         for i, svc in enumerate(self.services):
             if svc.hosts and self.launcher.kind != "netns":
                 raise ValueError(

@@ -28,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from loggp.errors import LoggpError
 from loggp.plan.knobs import ENV_PREFIX, parse_knob
+from loggp.plan.names import require_unique
 
 TOPOLOGY_ENV = ENV_PREFIX + "TOPOLOGY"
 MAX_NODES = 4096
@@ -99,10 +100,7 @@ class Network(BaseModel):
 
     @model_validator(mode="after")
     def _consistent(self) -> Network:
-        names = [lv.name for lv in self.levels]
-        dup = sorted({n for n in names if names.count(n) > 1})
-        if dup:
-            raise ValueError(f"level names must be unique: {', '.join(dup)} repeated")
+        require_unique([lv.name for lv in self.levels], "level")
         if self.levels[0].size not in (None, 1):
             raise ValueError(
                 f"levels[0] ({self.levels[0].name}) is the node: it takes no size "
