@@ -440,12 +440,15 @@ static struct lgp_topo_dest *lgp_send_dest(struct lgp_ep *ep, const struct lgp_r
 	struct lgp_send_av_addr a = { ep->av, req->addr };
 	struct lgp_topo_dest *d;
 
+	/* A resolved destination (rank >= 0) costs no clock read per send. */
 	if (ep->av && req->addr != FI_ADDR_UNSPEC) {
 		d = lgp_av_dest(ep->av, req->addr);
-		if (d)
+		if (d && d->rank < 0)
 			lgp_topo_resolve(t, d, lgp_now_ns(), lgp_send_av_name, &a);
 		return d;
 	}
+	if (ep->peer.rank >= 0)
+		return &ep->peer;
 	/* The peer finds this endpoint by its own address, which it had at connect. */
 	if (ep->peer.rank == LGP_TOPO_UNKNOWN)
 		lgp_topo_publish(t, &ep->hep->fid);
