@@ -103,6 +103,20 @@ def pytest_configure(config: pytest.Config) -> None:
         config.addinivalue_line("markers", marker)
 
 
+# The files that take minutes, first: make test hands a whole file to each pytest-xdist
+# worker in collection order (--dist loadfile), and one of these started last runs alone
+# while the other worker idles.
+LONG_FILES = (
+    "tests/test_monotone.py", "tests/test_collio_shim.py", "tests/test_conform.py",
+    "tests/test_stress.py",
+)  # fmt: skip
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    rank = {name: i for i, name in enumerate(LONG_FILES)}
+    items.sort(key=lambda item: rank.get(item.nodeid.split("::")[0], len(LONG_FILES)))  # stable
+
+
 class RunTimeout(AssertionError):
     """A subprocess outlived its timeout (it was killed)."""
 

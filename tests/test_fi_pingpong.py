@@ -44,10 +44,11 @@ def min_usec(binary: str, provider: str, ep: str, args: list[str], env, runs: in
 @pytest.mark.parametrize(("provider", "ep"), PROVIDERS, ids=IDS)
 @pytest.mark.parametrize("knobs", [ZERO_KNOBS, NONZERO_KNOBS], ids=["zero", "nonzero"])
 def test_pingpong_correct_beneath_shim(fi_pingpong_bin, shim, provider, ep, knobs) -> None:
-    """All sizes, data checked by fi_pingpong itself (-c), both sides exit 0."""
+    """All sizes, data checked by fi_pingpong itself (-c), both sides exit 0.  Three
+    iterations of each size: udp;ofi_rxd's ten took 50-75 s on a busy host."""
     env = shim(**knobs)
     res = fi_pingpong(
-        fi_pingpong_bin, provider, ep, ["-S", "all", "-I", "10", "-c"], env.env, timeout=120
+        fi_pingpong_bin, provider, ep, ["-S", "all", "-I", "3", "-c"], env.env, timeout=120
     )
     assert res.ok, res.describe()
     if knobs is NONZERO_KNOBS:
