@@ -13,6 +13,7 @@ from loggp.plan.experiment import ExperimentError, parse_experiment
 from loggp.plan.knobs import KnobSet
 from loggp.plan.platform import Platform, PlatformError, Stack, hostfile
 from loggp.run.smpi import SmpiError, read_calibration
+from loggp.tests.cli import loggp
 
 pytestmark = pytest.mark.unit
 
@@ -154,3 +155,15 @@ def test_shim_smpi_takes_a_calibration() -> None:
 def test_what_shim_smpi_refuses(text: str, words: str) -> None:
     with pytest.raises(ExperimentError, match=words.replace("(", r"\(").replace(")", r"\)")):
         parse(text)
+
+
+def test_validate_sim_refuses_what_the_simulator_cannot_apply(
+    fake_build: Path, tmp_path: Path
+) -> None:
+    exp = tmp_path / "g.yaml"
+    exp.write_text(HEAD + "sweep: {knobs: {gap: [1us]}}\n" + WL)
+    res = loggp("validate-sim", str(exp), cwd=tmp_path)
+    assert res.returncode == 2, res.stderr
+    (line,) = res.stderr.strip().splitlines()
+    assert f"{exp} (smpi, 2 ranks):" in line and "knob 'gap' cannot be simulated" in line
+    assert not (tmp_path / "results").exists()  # refused before any run
