@@ -23,7 +23,7 @@ from typing import NoReturn
 
 from rich.console import Console
 
-from loggp.cli import bench, calibrate, demo, report, run, show, testbed
+from loggp.cli import bench, calibrate, demo, report, run, show, testbed, validate
 from loggp.cli import exec as exec_
 from loggp.errors import LoggpError
 from loggp.measure.tables import TABLE_WIDTH
@@ -42,6 +42,7 @@ VERBS: dict[str, tuple[Callable[[argparse._SubParsersAction], None], Handler]] =
     "demo": (demo.add_parser, demo.cmd_demo),
     "testbed": (testbed.add_parser, testbed.cmd_testbed),
     "bench": (bench.add_parser, bench.cmd_bench),
+    "validate-sim": (validate.add_parser, validate.cmd_validate),
 }
 
 

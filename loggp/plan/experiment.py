@@ -233,9 +233,13 @@ class Launcher(_Model):
 
 
 class Emulator(_Model):
-    shim: Literal["fabric", "wire", "none"] = "fabric"
+    shim: Literal["fabric", "wire", "none", "smpi"] = "fabric"
     provider: str = "tcp;ofi_rxm"
     baseline: dict[str, str] = {}
+    # shim smpi: where the stack's own o, L and G come from (docs/simulator.md): `measure`
+    # (loggp-calibrate of the provider, at the start of the run) or a file of a previous
+    # calibration (relative to the experiment file's directory)
+    calibration: str | None = None
     # the delay distribution (LOGGP_LATENCY_DIST, LOGGP_LATENCY_CORR; loggp/plan/dist.py)
     latency_dist: str | None = None
     latency_corr: str | None = None
@@ -264,6 +268,15 @@ class Emulator(_Model):
 
     @model_validator(mode="after")
     def _dist_needs(self) -> Emulator:
+        if self.calibration is not None and self.shim != "smpi":
+            raise ValueError(
+                "calibration: read by shim smpi only (the simulated stack's own o, L, G)"
+            )
+        if self.latency_dist is not None and self.shim == "smpi":
+            raise ValueError(
+                "latency_dist: the simulated network has one latency per link: name a "
+                "distribution with shim: fabric or wire"
+            )
         if self.latency_dist is not None and self.shim == "none":
             raise ValueError(
                 "latency_dist: shim none draws no delays: name a distribution with "
@@ -313,7 +326,24 @@ class Experiment(_Model):
             raise ValueError("shim: none adds no delays: remove sweep.knobs and baseline")
         self._check_services()
         self._check_network()
+        self._check_simulated()
         return self
+
+    def _check_simulated(self) -> None:
+        """shim smpi simulates MPI programs only (docs/simulator.md, Limits)."""
+        if self.emulator.shim != "smpi":
+            return
+        if self.services:
+            raise ValueError(
+                "services: shim smpi simulates MPI programs only; services that talk "
+                "libfabric directly run emulated (shim: fabric) or on a cluster (docs/cluster.md)"
+            )
+        for i, w in enumerate(self.workloads):
+            if w.kind != "mpi":
+                raise ValueError(
+                    f"workloads[{i}].kind: shim smpi simulates MPI programs: expected mpi, "
+                    f"not {w.kind}"
+                )
 
     def _check_network(self) -> None:
         net = self.network
@@ -473,6 +503,13 @@ def _describe(err: dict[str, Any], located: Located, source: str) -> str:
     return f"{where}: key '{_key_text(path)}': {msg}"
 
 
+# Why a backend that is not the fabric shim applies only some knobs (knobs.def's shims).
+_NOT_APPLIED = {
+    "wire": "has no meaning on the wire (o is CPU time in the hosts)",
+    "smpi": "cannot be simulated (SMPI has no per-message gap)",
+}
+
+
 def _check_knob_values(located: Located, source: str) -> None:
     """Knob names and values of emulator.baseline and sweep.knobs, with the exact line of
     each (pydantic would only see the whole mapping)."""
@@ -489,20 +526,20 @@ def _check_knob_values(located: Located, source: str) -> None:
             raise fail(path, str(e)) from None
 
     emulator = data.get("emulator")
-    on_wire = isinstance(emulator, dict) and emulator.get("shim") == "wire"
+    shim = emulator.get("shim") if isinstance(emulator, dict) else None
+    why_not = _NOT_APPLIED.get(shim) if isinstance(shim, str) else None
 
     def name(path: Path_, raw: str) -> str:
         try:
             knob = _knob_name(raw)
         except ValueError as e:
             raise fail(path, str(e)) from None
-        if on_wire and not Knob(knob).applies_on("wire"):
-            *rest, last = [k.value for k in Knob if k.applies_on("wire")]
+        if why_not is not None and not Knob(knob).applies_on(shim):
+            *rest, last = [k.value for k in Knob if k.applies_on(shim)]
             raise fail(
                 path,
-                f"knob '{knob}' has no meaning on the wire (o is CPU time in the hosts): "
-                f"shim wire takes {', '.join(rest)} or {last}; sweep overhead "
-                "with shim: fabric",
+                f"knob '{knob}' {why_not}: shim {shim} takes {', '.join(rest)} or {last}; "
+                f"sweep {knob} with shim: fabric",
             )
         return knob
 

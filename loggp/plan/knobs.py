@@ -32,7 +32,7 @@ _FRAC_DIGITS = 18  # fractional digits the C parser keeps; the rest are ignored
 _ECHO_MAX = 64  # longest offending value echoed in an error line
 _UINT128_MAX = 2**128 - 1
 ENV_PREFIX = "LOGGP_"
-SHIMS = ("fabric", "wire")
+SHIMS = ("fabric", "wire", "smpi")
 
 REGISTRY_FILE = Path("emulator", "core", "include", "lgp", "knobs.def")
 

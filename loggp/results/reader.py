@@ -58,6 +58,7 @@ class StoredPoint:
     degraded_reason: str | None = None  # None unless degraded (and before the column existed)
     host_other_cpu: float | None = None  # other work on the host during the point, 0..1
     host_floor_ns: int | None = None  # the host's lateness floor beside it, if measured
+    backend: str = "emulator"  # smpi: simulated (docs/simulator.md); emulator before the column
 
     @property
     def ok(self) -> bool:
@@ -143,6 +144,7 @@ def _point(db: Path, row: dict[str, Any]) -> StoredPoint:
         degraded_reason=row.get("degraded_reason"),
         host_other_cpu=other_cpu,
         host_floor_ns=floor,
+        backend=str(row.get("backend") or "emulator"),
         row=row,
     )
 

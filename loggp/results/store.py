@@ -49,6 +49,7 @@ COLUMN_TYPES = {
     "started": "REAL",
     "finished": "REAL",
     "stderr_tail": "TEXT",
+    "backend": "TEXT",
 }
 COLUMNS = tuple(COLUMN_TYPES)
 SCHEMA = (
@@ -115,6 +116,7 @@ class PointRecord:
     started: float
     finished: float
     stderr_tail: str
+    backend: str  # emulator, or smpi: simulated (docs/simulator.md)
 
 
 class Store:
@@ -159,7 +161,7 @@ class Store:
             json.dumps(rec.shim_stats), rec.msgs_check, rec.releases, rec.late_p99_ns,
             rec.late_max_ns, rec.early_releases, rec.host_other_cpu, rec.host_floor_ns,
             rec.degraded_reason,
-            rec.wall_s, rec.started, rec.finished, rec.stderr_tail,
+            rec.wall_s, rec.started, rec.finished, rec.stderr_tail, rec.backend,
         )  # fmt: skip
         try:
             with self._db:

@@ -33,11 +33,20 @@ from loggp.plan.dist import run_dist_env
 from loggp.plan.experiment import Experiment, Launcher, Workload
 from loggp.plan.knobs import KnobSet, check_env
 from loggp.plan.placeholders import substitute
+from loggp.plan.platform import Stack
 from loggp.plan.topology import TOPOLOGY_ENV, pair_table, write_pair_table
 from loggp.run.inventory import Host, InventoryError, read_inventory
 from loggp.run.ompi import shim_mca_args
 from loggp.run.provider import check_provider
 from loggp.run.shim import REPO_ROOT, build_dir, process_env
+from loggp.run.smpi import (
+    calibration_source,
+    read_calibration,
+    simulated_program,
+    smpi_argv,
+    smpi_tmpdir,
+    smpirun,
+)
 
 
 class LaunchError(LoggpError):
@@ -230,10 +239,18 @@ def preflight(exp: Experiment, exp_dir: Path | None) -> None:
     run_dist_env(exp.dist_env(exp_dir), os.environ)  # the file's beside the environment's
     check_env(os.environ)  # a LOGGP_* typo would make every point refuse to run
     _check_supported(exp)
-    if any(w.kind == "mpi" for w in exp.workloads):  # MPI's mtl ofi opens the provider
+    simulated = exp.emulator.shim == "smpi"
+    source = calibration_source(exp, exp_dir) if simulated else None
+    if source is not None:
+        read_calibration(source)
+    elif any(w.kind == "mpi" for w in exp.workloads):  # MPI's mtl ofi opens the provider
         check_provider(exp.emulator.provider, "emulator.provider")
     for w in exp.workloads:
-        find_program(w.program, exp_dir)
+        if simulated:
+            simulated_program(w.program)
+            smpirun()
+        else:
+            find_program(w.program, exp_dir)
     for svc in exp.services:
         find_program(svc.program, exp_dir)
         if w.kind == "mpi":
@@ -244,6 +261,15 @@ def preflight(exp: Experiment, exp_dir: Path | None) -> None:
 
 
 def _check_supported(exp: Experiment) -> None:
+    if exp.emulator.shim == "smpi" and exp.launcher.kind not in ("local", "mpirun"):
+        raise LaunchError(
+            f"shim 'smpi' simulates every rank on this machine: expected launcher local "
+            f"or mpirun, not {exp.launcher.kind}"
+        )
+    if exp.emulator.shim == "smpi" and exp.launcher.hostfile:
+        raise LaunchError(
+            "shim 'smpi' simulates every rank on this machine: remove launcher.hostfile"
+        )
     if exp.emulator.shim == "wire" and exp.launcher.kind not in ("netns", "ansible"):
         raise LaunchError(
             "shim 'wire' needs the DPDK wire emulator between hosts: use "
@@ -282,12 +308,20 @@ def point_launch(
     point_dir: Path,
     exp_dir: Path | None,
     values: Mapping[str, str] | None = None,
+    stack: Stack | None = None,
 ) -> Launch:
     """argv and environment of one point; LaunchError when it cannot run here.  values
-    fill the placeholders of the workload's args (default: the point's own, no services)."""
+    fill the placeholders of the workload's args (default: the point's own, no services);
+    stack is the simulated stack of shim smpi (loggp/run/smpi.py)."""
     _check_supported(exp)
-    program = find_program(w.program, exp_dir)
     args = [substitute(a, values or {"point_dir": str(point_dir.resolve())}) for a in w.args]
+    if exp.emulator.shim == "smpi":
+        if stack is None:
+            raise LaunchError("shim 'smpi' needs the run's calibrated stack")
+        env = process_env(None)
+        env["TMPDIR"] = str(smpi_tmpdir(point_dir))
+        return Launch(smpi_argv(w, knobs, stack, point_dir, args), env)
+    program = find_program(w.program, exp_dir)
     if exp.emulator.shim == "fabric":
         env = process_env(
             knobs, stats_file=point_dir / "stats.jsonl", settings=exp.dist_env(exp_dir)

@@ -38,6 +38,7 @@ from loggp.metrics.hostnoise import BESIDE_S, HostNoise, measure_host_noise
 from loggp.metrics.node import OtherWork, cpu_sample, other_work
 from loggp.metrics.prometheus import PrometheusServer, find_node_exporter, find_prometheus
 from loggp.plan.experiment import Experiment
+from loggp.plan.platform import Stack
 from loggp.plan.sweep import Point, expand
 from loggp.results.judge import (
     LateSummary,
@@ -65,6 +66,7 @@ from loggp.run.proctree import end_recorded
 from loggp.run.provenance import delay_distribution, provenance
 from loggp.run.services import ServiceError, Services
 from loggp.run.shmregion import remove_stale_regions
+from loggp.run.smpi import run_stack
 from loggp.run.wirerun import WireSession
 
 _TAIL_LINES = 20
@@ -83,6 +85,7 @@ class RunOptions:
     exp_dir: Path | None = None
     wire: WireSession | None = None  # shim wire: the launcher's wire (run_plan's default)
     service_targets: Path | None = None  # the Prometheus server's services file, if any
+    stack: Stack | None = None  # shim smpi: the simulated stack (run_plan's default)
     containment: Containment = KEEPER_ONLY  # a cgroup per point where the host allows
 
 
@@ -190,9 +193,10 @@ def _outcome(
     return "ok", float(value), result
 
 
-def _record(p: Point, **outcome: Any) -> PointRecord:
+def _record(p: Point, backend: str, **outcome: Any) -> PointRecord:
     """The stored form of a point: who it is from the plan, what happened from outcome."""
     return PointRecord(
+        backend=backend,
         point_id=p.point_id,
         seq=p.seq,
         workload=p.workload.name,
@@ -234,13 +238,19 @@ def _noise_beside() -> HostNoise | None:
     return None if busy_host(other_work(before, cpu_sample())) else noise
 
 
-def _not_run(p: Point, point_dir: Path, why: str) -> PointRecord:
+def _backend(exp: Experiment) -> str:
+    """Column backend: emulated beneath a shim (or none), or simulated by SMPI."""
+    return "smpi" if exp.emulator.shim == "smpi" else "emulator"
+
+
+def _not_run(exp: Experiment, p: Point, point_dir: Path, why: str) -> PointRecord:
     """A point that could not start (the testbed's wire did not take its knobs, a service
     did not become ready)."""
     (point_dir / "stderr").write_text(f"loggp: {why}\n")
     now = time.time()
     return _record(
         p,
+        _backend(exp),
         status="failed",
         exit_code=None,
         value=None,
@@ -267,7 +277,7 @@ def run_point(exp: Experiment, p: Point, run_dir: Path, opts: RunOptions) -> Poi
         try:
             wire_ports, wire_before = opts.wire.apply(p.knobs)
         except LoggpError as e:
-            return _not_run(p, point_dir, f"cannot set the point's knobs on the wire: {e}")
+            return _not_run(exp, p, point_dir, f"cannot set the point's knobs on the wire: {e}")
     remove_stale_regions()  # a killed point's shm files would collide with reused pids
     groups = make_group(opts.containment, f"{os.getpid()}-{p.seq}", run_dir / PROCESS_RECORDS)
     try:
@@ -282,7 +292,9 @@ def run_point(exp: Experiment, p: Point, run_dir: Path, opts: RunOptions) -> Poi
             cgroups=groups,
         ) as services:
             values = services.values
-            launch = point_launch(exp, p.workload, p.knobs, point_dir, opts.exp_dir, values)
+            launch = point_launch(
+                exp, p.workload, p.knobs, point_dir, opts.exp_dir, values, opts.stack
+            )
             (point_dir / "command").write_text(" ".join(launch.argv) + "\n")
             started = time.time()
             t0 = time.monotonic()
@@ -292,7 +304,7 @@ def run_point(exp: Experiment, p: Point, run_dir: Path, opts: RunOptions) -> Poi
             wall = time.monotonic() - t0
             service_died = services.failure()
     except ServiceError as e:
-        return _not_run(p, point_dir, str(e))
+        return _not_run(exp, p, point_dir, str(e))
     finally:
         left = kill_groups(groups)
     if left:
@@ -324,6 +336,7 @@ def run_point(exp: Experiment, p: Point, run_dir: Path, opts: RunOptions) -> Poi
         status = STATUS_DEGRADED
     return _record(
         p,
+        _backend(exp),
         status=status,
         exit_code=rc,
         value=value,
@@ -411,6 +424,14 @@ def run_plan(
             dist=exp.dist_env(opts.exp_dir),
         )
         opts = dataclasses.replace(opts, wire=wire)
+    if exp.emulator.shim == "smpi" and opts.stack is None:
+        stack, rec.provenance["smpi"] = run_stack(exp, run_dir, opts.exp_dir)
+        s = stack.as_dict()
+        console.print(
+            f"simulated stack ({rec.provenance['smpi']['calibration']}): o_s {s['o_s_us']:.3g} "
+            f"us, o_r {s['o_r_us']:.3g} us, L {s['L_us']:.3g} us, G {s['G_ns_per_B']:.3g} ns/B"
+        )
+        opts = dataclasses.replace(opts, stack=stack)
     plan = expand(exp)
     metrics = RunMetrics()
     store = Store(run_dir)
@@ -445,7 +466,7 @@ def run_plan(
             if server is not None:
                 rec.prometheus = {"url": server.url, "data": "prometheus/data"}
                 opts = dataclasses.replace(opts, service_targets=server.services_file)
-            if exp.emulator.shim != "none":
+            if exp.emulator.shim not in ("none", "smpi"):  # nothing is released late
                 _host_noise(rec, console)
             rec.state = "running"
             write_run(run_dir, rec)

@@ -73,7 +73,7 @@ def test_full_file() -> None:
         ("launcher: {kind: slurm}\n" + ONE, "f.yaml:3: key 'launcher.kind': Input should be "
          "'local', 'mpirun', 'netns' or 'ansible'"),
         ("emulator: {shim: dpdk}\n" + ONE, "f.yaml:3: key 'emulator.shim': Input should be "
-         "'fabric', 'wire' or 'none'"),
+         "'fabric', 'wire', 'none' or 'smpi'"),
         ("sweep:\n  knobs:\n    latency: [10us,\n      10]\n" + ONE,
          "f.yaml:6: key 'sweep.knobs.latency[1]': value 10 of latency has no unit: expected "
          "<number>{ns|us|ms|s}"),

@@ -45,6 +45,7 @@ def record(**kw: object) -> PointRecord:
         "started": 100.0,
         "finished": 102.0,
         "stderr_tail": "",
+        "backend": "emulator",
     }
     fields.update(kw)
     return PointRecord(**fields)  # type: ignore[arg-type]
@@ -81,7 +82,7 @@ def _older_store(run_dir: Path) -> None:
     Store(run_dir).close()
     db = sqlite3.connect(run_dir / STORE_FILE)
     for col in ("releases", "late_p99_ns", "late_max_ns", "early_releases", "host_other_cpu",
-                "host_floor_ns", "degraded_reason"):  # fmt: skip
+                "host_floor_ns", "degraded_reason", "backend"):  # fmt: skip
         db.execute(f"ALTER TABLE points DROP COLUMN {col}")
     old = [c for c in COLUMNS if c in {r[1] for r in db.execute("PRAGMA table_info(points)")}]
     db.execute(
@@ -99,6 +100,7 @@ def test_an_older_store_is_read_without_the_new_columns(tmp_path: Path) -> None:
     columns, points = read_points(tmp_path / STORE_FILE)
     assert "degraded_reason" not in columns and "status" in columns
     assert points[0].ok and points[0].measured and points[0].degraded_reason is None
+    assert points[0].backend == "emulator"  # before simulated points were stored
 
 
 def test_an_older_store_is_not_resumed(tmp_path: Path) -> None:
@@ -108,7 +110,7 @@ def test_an_older_store_is_not_resumed(tmp_path: Path) -> None:
     assert str(info.value) == (
         f"{tmp_path / STORE_FILE}: written by an older loggp, table 'points' lacks column(s) "
         "releases, late_p99_ns, late_max_ns, early_releases, host_other_cpu, host_floor_ns, "
-        "degraded_reason: "
+        "degraded_reason, backend: "
         "it can be reported but not resumed; start a new run"
     )
 

@@ -164,6 +164,7 @@ def write_points(run_dir: Path, rows: list[Row]) -> None:
                     started=1700000000.0 + seq,
                     finished=1700000002.5 + seq,
                     stderr_tail=r.stderr_tail,
+                    backend="emulator",
                 )
             )
 

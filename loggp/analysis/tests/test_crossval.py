@@ -1,0 +1,41 @@
+"""Cross-validation's rule: a simulated slowdown agrees inside the emulated interval or
+within 15 % of the emulated median; points measured one way only are not compared."""
+
+from __future__ import annotations
+
+import pytest
+
+from loggp.analysis.crossval import compare
+from loggp.analysis.slowdown import Analysis, Curve, CurvePoint, KnobSummary, Stat
+
+pytestmark = pytest.mark.unit
+
+
+def stat(median: float, low: float | None = None, high: float | None = None) -> Stat:
+    return Stat(median, low, high, 6 if low is not None else 1, 0.97 if low else None)
+
+
+def analysis(points: dict[float, Stat]) -> Analysis:
+    curve = Curve(
+        "latency",
+        "app",
+        "time_s",
+        False,
+        (
+            CurvePoint(0.0, stat(1.0), (), baseline=True),
+            *(CurvePoint(x, s, ()) for x, s in points.items()),
+        ),
+    )
+    knob = KnobSummary("latency", (curve,), len(points) + 1, len(points) + 1, 0, ())
+    return Analysis(("app",), {}, {}, {}, (knob,), (), ())
+
+
+def test_inside_the_interval_or_within_15_percent_agrees() -> None:
+    emulated = analysis({10: stat(2.0, 1.5, 3.0), 20: stat(4.0), 50: stat(10.0), 99: stat(5.0)})
+    simulated = analysis({10: stat(2.9), 20: stat(4.5), 50: stat(5.0)})
+    found = {a.x: a for a in compare(emulated, simulated)}
+    assert sorted(found) == [10, 20, 50]  # the baseline and x = 99 (emulated only) are not
+    assert found[10].inside_interval and found[10].agrees  # 45 % off, inside [1.5, 3]
+    assert not found[20].inside_interval and found[20].agrees  # 12.5 % off
+    assert not found[50].agrees and found[50].rel_diff == pytest.approx(-0.5)
+    assert found[50].as_dict()["emulated_low"] is None

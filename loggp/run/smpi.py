@@ -1,0 +1,169 @@
+"""The runner's side of `emulator: {shim: smpi}`: the MPI workloads simulated by SimGrid's
+SMPI on a platform made of the stack's own LogGP parameters plus the point's knobs
+(loggp/plan/platform.py, docs/simulator.md).
+
+The stack's parameters come from loggp-calibrate of the experiment's provider without the
+shim, measured once when the run starts (`calibration: measure`, the default) or read from
+a previous calibration's file: the tool's own JSON (`loggp-calibrate -j`) or `loggp
+calibrate --json`'s comparison, whose unshimmed run is taken.  Either is stored with the
+run (CALIBRATION_FILE, and run.json's provenance.smpi), and --resume reads it back, so every
+point of a run is simulated on one stack.
+
+Each point runs `smpirun -np N` of the workload's smpicc build (build/smpi/<the program's
+path in the build>) with a hostfile of N hosts, the platform file and the SMPI settings in
+the point's directory, and TMPDIR there too (SMPI copies the program per rank into it;
+smpirun's own -tmpdir is broken in SimGrid 3.32).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from loggp.errors import LoggpError
+from loggp.measure.calibrate import CalibrateReport, run_calibrate
+from loggp.plan.experiment import Experiment, Workload
+from loggp.plan.knobs import KnobSet
+from loggp.plan.platform import Platform, PlatformError, Stack, hostfile
+from loggp.run.shim import build_dir
+
+CALIBRATION_FILE = "calibration.json"  # in the run directory: the stack every point used
+MEASURE = "measure"
+SMPI_DIR = "smpi"  # in the build directory: the smpicc builds (workloads/CMakeLists.txt)
+# SimGrid's notices of each setting it took; its warnings and errors stay.
+_QUIET = "--log=xbt_cfg.thres:warning"
+
+
+class SmpiError(LoggpError):
+    """A simulated point cannot run here (no smpirun, no smpicc build, no calibration)."""
+
+    exit_code = 2
+
+
+def smpirun() -> str:
+    path = shutil.which("smpirun")
+    if not path:
+        raise SmpiError("smpirun not found: install Debian's libsimgrid-dev (make deps does)")
+    return path
+
+
+def simulated_program(program: str) -> Path:
+    """The smpicc build of a workload program: build/smpi/PROGRAM for a program named
+    relative to the build directory (workloads/pingpong/pingpong), or the same path below
+    build/smpi for one named by its absolute path in the build."""
+    build = build_dir()
+    given = Path(program)
+    rel = given if not given.is_absolute() else None
+    if rel is None and given.resolve().is_relative_to(build):
+        rel = given.resolve().relative_to(build)
+    built = build / SMPI_DIR / rel if rel is not None else None
+    if built is None or not built.is_file():
+        missing = f" ({built} missing)" if built is not None else ""
+        raise SmpiError(
+            f"program {program} has no SMPI build{missing}: shim smpi runs the MPI "
+            "workloads that cmake -DLOGGP_SMPI=ON builds with smpicc into build/smpi/ "
+            "(docs/simulator.md)"
+        )
+    return built
+
+
+def read_calibration(path: Path) -> tuple[Stack, dict[str, Any]]:
+    """The stack of a calibration file: loggp-calibrate's JSON, or `loggp calibrate
+    --json`'s (its unshimmed run); (stack, the tool's report as stored)."""
+    try:
+        doc = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise SmpiError(f"calibration file {path}: cannot read: {e}") from None
+    if isinstance(doc, dict) and doc.get("kind") == "loggp-calibrate-comparison":
+        doc = doc.get("unshimmed")
+    try:
+        return stack_of(CalibrateReport.model_validate(doc)), doc
+    except ValidationError as e:
+        first = str(e).splitlines()[0]
+        raise SmpiError(
+            f"calibration file {path}: not loggp-calibrate's JSON ({first}): expected the "
+            "file of loggp-calibrate -j or of loggp calibrate --json"
+        ) from None
+
+
+def stack_of(report: CalibrateReport) -> Stack:
+    """The stack of a calibration: its medians, L at least 0.  loggp-calibrate's L is the
+    half round trip less both overheads, below 0 where the overheads overlap the wire's
+    time (on loopback tcp: −1.3 µs); a simulated link cannot be faster than instant."""
+    r = report.results
+    try:
+        return Stack(
+            o_s_ns=r.o_s_us.median * 1000,
+            o_r_ns=r.o_r_us.median * 1000,
+            latency_ns=max(0.0, r.L_us.median * 1000),
+            bulk_gap_ns_per_byte=r.G_ns_per_B.value,
+            provider=report.provider,
+        )
+    except PlatformError as e:
+        raise SmpiError(f"calibration of {report.provider}: {e}") from None
+
+
+def calibration_source(exp: Experiment, exp_dir: Path | None) -> Path | None:
+    """The file emulator.calibration names, or None to measure."""
+    given = exp.emulator.calibration or MEASURE
+    if given == MEASURE:
+        return None
+    path = Path(given)
+    return path if path.is_absolute() else (exp_dir or Path.cwd()) / path
+
+
+def run_stack(exp: Experiment, run_dir: Path, exp_dir: Path | None) -> tuple[Stack, dict]:
+    """The stack the run's points are simulated on: the one stored with the run, else
+    measured or read now and stored; (stack, provenance entry)."""
+    stored = run_dir / CALIBRATION_FILE
+    source = calibration_source(exp, exp_dir)
+    if stored.is_file():
+        stack, _ = read_calibration(stored)
+    elif source is None:
+        work = run_dir / "calibration"
+        report = run_calibrate(exp.emulator.provider, None, work).raw
+        stored.write_text(json.dumps(report, indent=2) + "\n")
+        shutil.rmtree(work, ignore_errors=True)
+        stack, _ = read_calibration(stored)
+    else:
+        stack, report = read_calibration(source)
+        stored.write_text(json.dumps(report, indent=2) + "\n")
+    origin = MEASURE if source is None else str(source)
+    measured = json.loads(stored.read_text())["results"]
+    return stack, {
+        "calibration": origin,
+        "file": CALIBRATION_FILE,
+        "stack": stack.as_dict(),
+        "measured_L_us": measured["L_us"]["median"],
+    }
+
+
+def smpi_argv(
+    w: Workload, knobs: KnobSet, stack: Stack, point_dir: Path, args: list[str]
+) -> list[str]:
+    """smpirun's command line for one point; the platform, hostfile and SMPI settings are
+    written into point_dir (platform.xml, hostfile, platform.json)."""
+    try:
+        platform = Platform.of(stack, knobs)
+    except PlatformError as e:
+        raise SmpiError(str(e)) from None
+    xml = point_dir / "platform.xml"
+    xml.write_text(platform.xml(w.ranks))
+    hosts = point_dir / "hostfile"
+    hosts.write_text(hostfile(w.ranks))
+    (point_dir / "platform.json").write_text(json.dumps(platform.as_dict(), indent=2) + "\n")
+    return [
+        smpirun(), "-np", str(w.ranks), "-platform", str(xml.resolve()),
+        "-hostfile", str(hosts.resolve()), str(simulated_program(w.program)),
+        *platform.config(), _QUIET, *args,
+    ]  # fmt: skip
+
+
+def smpi_tmpdir(point_dir: Path) -> Path:
+    tmp = point_dir / "smpi-tmp"
+    tmp.mkdir(exist_ok=True)
+    return tmp.resolve()

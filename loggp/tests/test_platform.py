@@ -1,0 +1,169 @@
+"""The simulated platform of shim smpi: the mapping of the stack and the knobs onto SimGrid's
+platform and SMPI's settings, the calibration files it reads, the experiment file's keys."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from loggp.plan.experiment import ExperimentError, parse_experiment
+from loggp.plan.knobs import KnobSet
+from loggp.plan.platform import Platform, PlatformError, Stack, hostfile
+from loggp.run.smpi import SmpiError, read_calibration
+from loggp.tests.cli import loggp
+
+pytestmark = pytest.mark.unit
+
+STACK = Stack(o_s_ns=2000, o_r_ns=3000, latency_ns=10_000, bulk_gap_ns_per_byte=0.5)
+
+
+def cfg(platform: Platform) -> dict[str, str]:
+    return dict(c.removeprefix("--cfg=").split(":", 1) for c in platform.config())
+
+
+def test_the_stack_alone_maps_o_L_and_G() -> None:
+    p = Platform.of(STACK, KnobSet())
+    assert p.send_overhead_s == pytest.approx(2e-6)
+    assert p.recv_overhead_s == pytest.approx(3e-6)
+    assert p.link_latency_s == pytest.approx(5e-6)  # two links a route: L/2 each
+    assert p.bandwidth_Bps == pytest.approx(2e9)
+    c = cfg(p)
+    assert c["smpi/os"] == c["smpi/ois"] == "0:2e-06:0"
+    assert c["smpi/or"] == "0:3e-06:0"
+    # SimGrid's own corrections off: the wire is exactly L and G
+    assert c["smpi/lat-factor"] == c["smpi/bw-factor"] == "0:1"
+    assert c["network/TCP-gamma"] == "0" and c["network/crosstraffic"] == "0"
+    # no rendezvous, which would charge no o from 64 KiB on
+    assert int(c["smpi/send-is-detached-thresh"]) == 2**31 - 1
+
+
+def test_knobs_add_to_the_stack() -> None:
+    knobs = KnobSet.parse({"send_overhead": "10us", "recv_overhead": "1us", "latency": "100us"})
+    p = Platform.of(STACK, knobs)
+    assert p.send_overhead_s == pytest.approx(12e-6)
+    assert p.recv_overhead_s == pytest.approx(4e-6)
+    assert p.link_latency_s == pytest.approx(55e-6)
+    both = Platform.of(STACK, KnobSet.parse({"overhead": "5us"}))
+    assert (both.send_overhead_s, both.recv_overhead_s) == pytest.approx((7e-6, 8e-6))
+
+
+@pytest.mark.parametrize("knob, value", [("bulk_gap", "1.5ns/B"), ("bandwidth", "500MB/s")])
+def test_bulk_gap_and_bandwidth_add_their_time_per_byte(knob: str, value: str) -> None:
+    p = Platform.of(STACK, KnobSet.parse({knob: value}))
+    extra = 1.5 if knob == "bulk_gap" else 2.0  # ns/B
+    assert p.bandwidth_Bps == pytest.approx(1e9 / (0.5 + extra))
+
+
+def test_gap_is_refused() -> None:
+    with pytest.raises(PlatformError, match="no per-message gap"):
+        Platform.of(STACK, KnobSet.parse({"gap": "1us"}))
+
+
+def test_a_stack_without_bandwidth_is_refused() -> None:
+    with pytest.raises(PlatformError, match="expected above 0"):
+        Stack(o_s_ns=1, o_r_ns=1, latency_ns=1, bulk_gap_ns_per_byte=0)
+
+
+def test_the_xml_is_one_cluster_of_a_host_per_rank() -> None:
+    p = Platform.of(STACK, KnobSet.parse({"latency": "1us"}))
+    root = ET.fromstring(p.xml(64))
+    assert root.tag == "platform" and root.get("version") == "4.1"
+    (cluster,) = list(root)
+    assert cluster.tag == "cluster"
+    assert cluster.get("prefix") == "rank-" and cluster.get("radical") == "0-63"
+    assert cluster.get("lat") == "5.5e-06s" and cluster.get("bw") == "2e+09Bps"
+    assert cluster.get("sharing_policy") == "SPLITDUPLEX"
+    # computation is charged at the speed SMPI measures it at
+    assert cluster.get("speed") == cfg(p)["smpi/host-speed"]
+    assert hostfile(3) == "rank-0\nrank-1\nrank-2\n"
+
+
+RAW = {
+    "tool": "loggp-calibrate",
+    "version": 1,
+    "provider": "tcp;ofi_rxm",
+    "results": {
+        "half_rtt_us": {"median": 20.0},
+        "o_s_us": {"median": 2.5},
+        "o_r_us": {"median": 1.5},
+        "g_us": {"median": 3.0},
+        "L_us": {"median": 16.0},
+        "G_ns_per_B": {"value": 0.25, "r2": 0.99},
+    },
+}
+
+
+def test_reads_the_tools_json_and_loggp_calibrates(tmp_path: Path) -> None:
+    raw = tmp_path / "raw.json"
+    raw.write_text(json.dumps(RAW))
+    comparison = tmp_path / "cmp.json"
+    comparison.write_text(
+        json.dumps({"kind": "loggp-calibrate-comparison", "unshimmed": RAW, "shimmed": {}})
+    )
+    for path in (raw, comparison):
+        stack, doc = read_calibration(path)
+        assert stack == Stack(2500, 1500, 16_000, 0.25, "tcp;ofi_rxm")
+        assert doc == RAW
+
+
+@pytest.mark.parametrize(
+    "text, words",
+    [("{", "cannot read"), ('{"tool": "other"}', "not loggp-calibrate's JSON")],
+)
+def test_a_bad_calibration_file_is_one_line(tmp_path: Path, text: str, words: str) -> None:
+    path = tmp_path / "c.json"
+    path.write_text(text)
+    with pytest.raises(SmpiError, match=words) as e:
+        read_calibration(path)
+    assert "\n" not in str(e.value)
+
+
+HEAD = "version: 1\nname: t\n"
+WL = "workloads:\n  - {name: a, program: workloads/pingpong/pingpong, ranks: 64}\n"
+
+
+def parse(text: str):
+    return parse_experiment(HEAD + text + WL, "s.yaml")
+
+
+def test_shim_smpi_takes_a_calibration() -> None:
+    exp = parse("emulator: {shim: smpi, calibration: c.json}\n")
+    assert exp.emulator.shim == "smpi" and exp.emulator.calibration == "c.json"
+    assert parse("emulator: {shim: smpi}\n").emulator.calibration is None
+
+
+@pytest.mark.parametrize(
+    "text, words",
+    [
+        (
+            "emulator: {shim: smpi}\nsweep: {knobs: {gap: [1us]}}\n",
+            "s.yaml:4: key 'sweep.knobs.gap': knob 'gap' cannot be simulated (SMPI has no "
+            "per-message gap): shim smpi takes overhead, send_overhead, recv_overhead, "
+            "latency, bulk_gap or bandwidth",
+        ),
+        ("emulator: {shim: fabric, calibration: measure}\n", "read by shim smpi only"),
+        ("emulator: {shim: smpi, latency_dist: normal:1us}\n", "one latency per link"),
+        (
+            "emulator: {shim: smpi}\nservices:\n  - {name: s, program: p, ready: r}\n",
+            "shim smpi simulates MPI programs only",
+        ),
+    ],
+)
+def test_what_shim_smpi_refuses(text: str, words: str) -> None:
+    with pytest.raises(ExperimentError, match=words.replace("(", r"\(").replace(")", r"\)")):
+        parse(text)
+
+
+def test_validate_sim_refuses_what_the_simulator_cannot_apply(
+    fake_build: Path, tmp_path: Path
+) -> None:
+    exp = tmp_path / "g.yaml"
+    exp.write_text(HEAD + "sweep: {knobs: {gap: [1us]}}\n" + WL)
+    res = loggp("validate-sim", str(exp), cwd=tmp_path)
+    assert res.returncode == 2, res.stderr
+    (line,) = res.stderr.strip().splitlines()
+    assert f"{exp} (smpi, 2 ranks):" in line and "knob 'gap' cannot be simulated" in line
+    assert not (tmp_path / "results").exists()  # refused before any run

@@ -1,0 +1,133 @@
+"""`emulator: {shim: smpi}` end to end: `loggp run` of the smpicc builds in SimGrid's SMPI on
+the platform loggp generates (docs/simulator.md), its results stored and reported.
+
+The stack is a calibration file of the test's (o_s 2 µs, o_r 3 µs, L 10 µs, G 0.5 ns/B), so
+every simulated time is known; a simulated time does not depend on the host's load except
+through the computation SMPI measures, which a ping-pong of 8-byte messages hardly has.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from conftest import BUILD, base_env
+
+from loggp.results.reader import StoredPoint, read_points
+from loggp.results.store import STORE_FILE
+from loggp.tests.cli import judged_ok
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+
+SMPI_PINGPONG = BUILD / "smpi" / "workloads" / "pingpong" / "pingpong"
+CALIBRATION = {
+    "tool": "loggp-calibrate",
+    "version": 1,
+    "provider": "tcp;ofi_rxm",
+    "results": {
+        "half_rtt_us": {"median": 15.0},
+        "o_s_us": {"median": 2.0},
+        "o_r_us": {"median": 3.0},
+        "g_us": {"median": 3.0},
+        "L_us": {"median": 10.0},
+        "G_ns_per_B": {"value": 0.5},
+    },
+}
+DELTA_L_US = 100
+DELTA_O_US = 1000  # far above the noise of a 64 KiB round's measured compute
+
+
+class SimRun:
+    def __init__(self, out: Path, wall_s: float) -> None:
+        self.out = out
+        self.wall_s = wall_s
+        self.points = {p.point_id: p for p in read_points(out / STORE_FILE)[1]}
+
+    def platform(self, p: StoredPoint) -> dict[str, float]:
+        return json.loads((self.out / "points" / str(p.seq) / "platform.json").read_text())
+
+    def half_rtt_us(self, point_id: str) -> float:
+        return float(self.points[point_id].result["metrics"]["half_rtt_median_us"])
+
+
+@pytest.fixture(scope="module")
+def sim(tmp_path_factory: pytest.TempPathFactory) -> SimRun:
+    if not SMPI_PINGPONG.is_file():
+        pytest.skip(f"{SMPI_PINGPONG} not built (cmake -DLOGGP_SMPI=ON needs libsimgrid-dev)")
+    tmp = tmp_path_factory.mktemp("smpi")
+    (tmp / "calibration.json").write_text(json.dumps(CALIBRATION))
+    exp = tmp / "sim.yaml"
+    exp.write_text(
+        "version: 1\nname: sim\nrepeats: 1\ntimeout: 120s\n"
+        "launcher: {kind: local}\n"
+        "emulator: {shim: smpi, calibration: calibration.json}\n"
+        f"sweep: {{knobs: {{latency: [{DELTA_L_US}us], overhead: [{DELTA_O_US}us]}}}}\n"
+        "workloads:\n"
+        "  - {name: pp, program: workloads/pingpong/pingpong, ranks: 2, args: [-n, '200']}\n"
+        "  - {name: pp64k, program: workloads/pingpong/pingpong, ranks: 2, "
+        "args: [-n, '20', -s, 64K]}\n"
+        "  - {name: stencil64, program: workloads/stencil/stencil, ranks: 64, "
+        "args: [-i, '10']}\n"
+    )
+    out = tmp / "run"
+    env = {**base_env(), "LOGGP_BUILD": str(BUILD), "LOGGP_RUN_DIR": str(tmp / "lock")}
+    t0 = time.monotonic()
+    res = subprocess.run(
+        [sys.executable, "-m", "loggp", "run", str(exp), "--out", str(out), "--no-prometheus"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        check=False,
+    )
+    assert res.returncode == 0, res.stdout + res.stderr
+    return SimRun(out, time.monotonic() - t0)
+
+
+def test_half_round_trip_is_the_platforms_o_plus_L(sim: SimRun) -> None:
+    base = sim.points["pp/baseline/r0"]
+    assert judged_ok(base), base.degraded_reason
+    cfg = sim.platform(base)
+    # two links a route: L = 2 · each link's latency
+    configured_us = (cfg["smpi_os_s"] + 2 * cfg["link_latency_s"] + cfg["smpi_or_s"]) * 1e6
+    assert configured_us == pytest.approx(15.0)
+    assert sim.half_rtt_us("pp/baseline/r0") == pytest.approx(configured_us, rel=0.01)
+
+
+def test_added_latency_adds_to_every_half_round_trip(sim: SimRun) -> None:
+    added = sim.half_rtt_us(f"pp/latency={DELTA_L_US}us/r0") - sim.half_rtt_us("pp/baseline/r0")
+    assert added == pytest.approx(DELTA_L_US, rel=0.01)
+
+
+def test_overhead_is_charged_on_large_messages_too(sim: SimRun) -> None:
+    # SMPI's rendezvous from 64 KiB on would charge no o: every message is sent eagerly.
+    # o_s and o_r each: 2 Δo a half round trip.  A 64 KiB round's real compute (filling
+    # and checking the bytes), which SMPI measures, varies with the host's load: 5 %.
+    for name, rel in (("pp", 0.01), ("pp64k", 0.05)):
+        added = sim.half_rtt_us(f"{name}/overhead={DELTA_O_US}us/r0") - sim.half_rtt_us(
+            f"{name}/baseline/r0"
+        )
+        assert added == pytest.approx(2 * DELTA_O_US, rel=rel), name
+
+
+def test_64_ranks_are_stored_simulated_and_reported(sim: SimRun) -> None:
+    assert len(sim.points) == 9
+    for p in sim.points.values():
+        assert p.backend == "smpi", p.point_id
+        assert judged_ok(p), (p.point_id, p.status, p.degraded_reason, p.stderr_tail)
+        assert p.result["ranks"] in (2, 64)
+        assert (sim.out / "points" / str(p.seq) / "platform.xml").is_file()
+    assert sim.points["stencil64/baseline/r0"].result["ranks"] == 64
+    # ΔL reaches every rank's messages: the 64-rank stencil's halo exchanges slow down
+    stencil = [sim.points[f"stencil64/{k}/r0"].value for k in ("baseline", "latency=100us")]
+    assert stencil[1] > stencil[0]
+    run = json.loads((sim.out / "run.json").read_text())
+    assert run["state"] == "complete"
+    assert run["provenance"]["smpi"]["stack"]["L_us"] == 10.0
+    assert (sim.out / "calibration.json").is_file()
+    assert (sim.out / "report" / "index.html").is_file()
+    assert sim.wall_s < 240  # minutes at most, on a busy 2-core host
