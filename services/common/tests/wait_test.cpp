@@ -233,8 +233,9 @@ TEST_P(Wait, AnRmaReadReachesATargetBlockedOnItsWaitObject)
 			while (Clock::now() < end)
 				std::this_thread::sleep_until(end);
 		}
-		if (quiet.count() && b.uses_wait_fd())
+		if (quiet.count() && b.uses_wait_fd()) {
 			EXPECT_EQ(lb.turns, turns) << "the target did not block in the quiet";
+		}
 		std::atomic<bool> done{false};
 		std::string got;
 		auto t0 = Clock::now();
