@@ -9,7 +9,9 @@
 - One-line errors: a second server on the same directory, a missing
   server, bad layouts, a full target; bad requests are refused and counted
   while the server goes on.
-- Under ΔL = 100 µs a 4 KiB read takes 2·ΔL longer (less 5 µs of jitter).
+- Under ΔL = 100 µs a 4 KiB read takes 2·ΔL longer (less 5 µs of jitter), and a 1 MiB
+  read too: one RMA write of the data and the reply behind it, as the shim counted, not
+  64 pieces.
 - A read after 100 ms of quiet is about as fast as one back to back (at ΔL 0 and
   100 µs), and idle servers use under 1 % of a CPU.
 - The command line: namespace operations, counters, a restart of every
@@ -408,6 +410,46 @@ def test_latency_adds_to_a_4k_read(tmp_path: Path, shim) -> None:
     # blocked thread on this VM) overlap the shim's wait, but never below ΔL.
     assert min(slow) >= 2 * 100.0 - 1.0, (base, slow)
     assert min(slow) - min(base) >= 100.0, (base, slow)
+
+
+def read_1mib(tmp_path: Path, shimmed: ShimEnv, reads: int) -> tuple[dict[str, object], dict]:
+    """readlat of 1 MiB reads at one server; its JSON line and the server's shim counters."""
+    inst = Instance(tmp_path, 1, shimmed.env)
+    try:
+        proc = check(inst, "readlat", "-n", str(reads), "-l", str(1 << 20))
+        res = json_line(proc.stdout)
+        assert proc.returncode == 0 and res["ok"], proc.stdout + proc.stderr
+        pid = inst.procs[0].pid
+        inst.stop()
+    finally:
+        inst.kill_all()
+    (server,) = [s for s in shimmed.stats() if s["pid"] == pid]
+    return res, server
+
+
+@pytest.mark.serial
+def test_a_1mib_read_pays_one_round_trip(tmp_path: Path, shim) -> None:
+    """Beneath ΔL = 100 µs a 1 MiB read pays 2·ΔL (+ n·ΔG, 0 here), not 64 pieces' worth:
+    the server writes the data into the client's buffer by RMA and replies behind it, so
+    the shim counts two sends per read at the server, one of them the 1 MiB.  Its time
+    rises over the same read beneath ΔL = 1 µs (the shim's own path, the same at every
+    knob above 0: its copy of a deferred op, its release) by 2·ΔL, plus what the shim
+    recorded as late in its releases (a busy host's cost) and the host's noise."""
+    reads, lat_us, near_us = 30, 100.0, 1.0
+    near, slow, late_us = [], [], []
+    for k in range(2):  # interleaved rounds: a neighbour's load hits both sides
+        for lat, times in ((near_us, near), (lat_us, slow)):
+            shimmed = shim(latency=f"{lat:.0f}us")
+            res, server = read_1mib(tmp_path / f"{lat:.0f}-{k}", shimmed, reads)
+            times.append(float(res["min_us"]))
+            # Setup (hello, create, the file's first write) sends a few more.
+            assert 2 * reads <= int(server["msgs"]) <= 2 * reads + 8, server
+            assert int(server["bytes"]) >= (reads + 1) << 20, server
+            if lat == lat_us:
+                late_us.append(sum(int(s["late_ns"]) for s in shimmed.stats()) / 1e3 / reads)
+    added = min(slow) - min(near)
+    assert min(slow) >= 2 * lat_us - 1.0, (near, slow)
+    assert added < 2 * (lat_us - near_us) + IDLE_EXTRA_US + max(late_us), (near, slow, late_us)
 
 
 def readlat_median(inst: Instance, env: Mapping[str, str], *args: str) -> float:

@@ -16,8 +16,10 @@
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
 #include <rdma/fi_tagged.h>
 
+#include "calls.hpp"
 #include "error.hpp"
 
 namespace svc {
@@ -45,12 +47,24 @@ constexpr size_t kReapBatch = 16;
 } // namespace
 
 struct Fabric::Op {
-	enum class Kind { SEND, CTRL_RECV };
+	enum class Kind { SEND, CTRL_RECV, RMA_READ, RMA_WRITE };
 	struct fi_context2 ctx;	/* handed to libfabric; keys inflight_ */
 	Kind kind = Kind::SEND;
-	std::string buf;
+	std::string buf;	/* RMA: the bytes written, or the room for those read */
 	uint32_t peer = 0;
 	uint64_t tag = 0;
+	/* RMA only. */
+	Remote remote;
+	RmaFn done;		/* empty once run */
+	std::chrono::steady_clock::time_point deadline;
+	int err = 0;		/* how it ended, when it ended outside a CQ read */
+	std::string what;
+	bool rma() const { return kind == Kind::RMA_READ || kind == Kind::RMA_WRITE; }
+	std::string rma_name() const
+	{
+		return std::string(kind == Kind::RMA_READ ? "RMA read from" : "RMA write to") +
+		       " peer " + std::to_string(peer);
+	}
 };
 
 Fabric::Fabric(const std::string &provider, uint32_t self, std::chrono::milliseconds ttl)
@@ -62,18 +76,24 @@ Fabric::Fabric(const std::string &provider, uint32_t self, std::chrono::millisec
 	struct fi_info *hints = fi_allocinfo();
 	if (!hints)
 		throw Error(ENOMEM, "fi_allocinfo: out of memory");
-	hints->caps = FI_TAGGED;
+	hints->caps = FI_TAGGED | FI_RMA;
 	hints->mode = FI_CONTEXT | FI_CONTEXT2;
 	hints->ep_attr->type = FI_EP_RDM;
 	hints->domain_attr->mr_mode = FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
 	hints->domain_attr->threading = FI_THREAD_DOMAIN;
 	hints->fabric_attr->prov_name = strdup(provider.c_str());
 	int ret = fi_getinfo(FI_VERSION(1, 17), nullptr, nullptr, 0, hints, &info_);
+	if (ret) {
+		/* A provider without RMA still carries messages. */
+		hints->caps = FI_TAGGED;
+		ret = fi_getinfo(FI_VERSION(1, 17), nullptr, nullptr, 0, hints, &info_);
+	}
 	fi_freeinfo(hints);
 	if (ret)
 		throw Error(EIO, "no libfabric provider '" + provider +
 					 "' with tagged RDM endpoints: " + fi_strerror(-ret) +
 					 " (try tcp;ofi_rxm, shm or udp;ofi_rxd; fi_info lists them)");
+	has_rma_ = (info_->caps & FI_RMA) != 0;
 	try {
 		if ((ret = fi_fabric(info_->fabric_attr, &fabric_, nullptr)))
 			fail("fi_fabric", ret);
@@ -137,6 +157,9 @@ void Fabric::open_cq()
 
 void Fabric::close() noexcept
 {
+	for (auto &[id, mr] : exposed_)
+		fi_close(&mr->fid);
+	exposed_.clear();
 	if (ep_)
 		fi_close(&ep_->fid);
 	if (av_)
@@ -198,6 +221,12 @@ size_t Fabric::drop_queued(uint32_t peer)
 		return 0;
 	size_t n = it->second.size();
 	queued_count_ -= n;
+	for (auto &op : it->second)
+		if (op->rma()) {
+			op->err = EIO;
+			op->what = op->rma_name() + ": dropped, the peer failed";
+			rma_ended_.push_back(std::move(op));
+		}
 	queued_.erase(it);
 	return n;
 }
@@ -218,9 +247,28 @@ void Fabric::post_recv(std::unique_ptr<Op> op)
 
 int Fabric::try_send(Op &op)
 {
-	ssize_t ret = fi_tsend(ep_, op.buf.data(), op.buf.size(), nullptr, peers_[op.peer],
+	ssize_t ret;
+	switch (op.kind) {
+	case Op::Kind::RMA_WRITE:
+		ret = fi_write(ep_, op.buf.data(), op.buf.size(), nullptr, peers_[op.peer],
+			       op.remote.addr, op.remote.key, &op.ctx);
+		break;
+	case Op::Kind::RMA_READ:
+		ret = fi_read(ep_, op.buf.data(), op.buf.size(), nullptr, peers_[op.peer],
+			      op.remote.addr, op.remote.key, &op.ctx);
+		break;
+	default:
+		ret = fi_tsend(ep_, op.buf.data(), op.buf.size(), nullptr, peers_[op.peer],
 			       op.tag, &op.ctx);
+	}
 	return static_cast<int>(ret);
+}
+
+void Fabric::queue_op(std::unique_ptr<Op> op)
+{
+	uint32_t peer = op->peer;
+	queued_[peer].push_back(std::move(op));
+	queued_count_++;
 }
 
 void Fabric::queue_frame(uint32_t peer, std::string frame)
@@ -229,8 +277,112 @@ void Fabric::queue_frame(uint32_t peer, std::string frame)
 	op->buf = std::move(frame);
 	op->peer = peer;
 	op->tag = kTagCtrl;
-	queued_[peer].push_back(std::move(op));
-	queued_count_++;
+	queue_op(std::move(op));
+}
+
+uint64_t Fabric::expose(void *buf, size_t len, bool writable, Remote *remote)
+{
+	if (!has_rma_)
+		throw Error(ENOTSUP, "provider " + provider_ + " has no RMA");
+	/* A key of our choosing must be unique in the domain; most
+	 * providers choose their own (FI_MR_PROV_KEY). */
+	uint64_t id = ++expose_seq_;
+	struct fid_mr *mr = nullptr;
+	int ret = fi_mr_reg(domain_, buf, len, writable ? FI_REMOTE_WRITE : FI_REMOTE_READ, 0, id,
+			    0, &mr, nullptr);
+	if (ret)
+		fail("fi_mr_reg", ret);
+	exposed_[id] = mr;
+	remote->key = fi_mr_key(mr);
+	/* Without FI_MR_VIRT_ADDR a peer addresses the buffer from 0. */
+	remote->addr = info_->domain_attr->mr_mode & FI_MR_VIRT_ADDR ? reinterpret_cast<uintptr_t>(buf)
+								      : 0;
+	return id;
+}
+
+void Fabric::unexpose(uint64_t id)
+{
+	auto it = exposed_.find(id);
+	if (it == exposed_.end())
+		return;
+	fi_close(&it->second->fid);
+	exposed_.erase(it);
+}
+
+void Fabric::queue_rma(uint32_t peer, const Remote &r, std::string buf, bool write, RmaFn done)
+{
+	if (!has_rma_)
+		throw Error(ENOTSUP, "provider " + provider_ + " has no RMA");
+	if (peer >= peers_.size())
+		throw Error(EINVAL, "RMA with peer " + std::to_string(peer) + " of " +
+					    std::to_string(peers_.size()));
+	auto op = std::make_unique<Op>();
+	op->kind = write ? Op::Kind::RMA_WRITE : Op::Kind::RMA_READ;
+	op->buf = std::move(buf);
+	op->peer = peer;
+	op->remote = r;
+	op->done = std::move(done);
+	op->deadline = std::chrono::steady_clock::now() + ttl_;
+	rma_pending_++;
+	queue_op(std::move(op));
+	push_queue();
+}
+
+void Fabric::write_to(uint32_t peer, const Remote &r, std::string bytes, RmaFn done)
+{
+	queue_rma(peer, r, std::move(bytes), true, std::move(done));
+}
+
+void Fabric::read_from(uint32_t peer, const Remote &r, size_t len, RmaFn done)
+{
+	queue_rma(peer, r, std::string(len, '\0'), false, std::move(done));
+}
+
+void Fabric::finish_rma(std::unique_ptr<Op> op, int err, const std::string &what)
+{
+	if (!op->done)
+		return;		/* timed out before: its done has run */
+	rma_pending_--;
+	RmaFn done = std::move(op->done);
+	op->done = nullptr;
+	std::string data = !err && op->kind == Op::Kind::RMA_READ ? std::move(op->buf) : std::string();
+	done(err, what, std::move(data));
+}
+
+void Fabric::expire_rma()
+{
+	/* Collected first: a done may queue more (a reply) and so change
+	 * the containers walked here. */
+	auto now = std::chrono::steady_clock::now();
+	std::vector<std::unique_ptr<Op>> dropped;
+	std::vector<RmaFn> late;
+	std::vector<std::string> names;
+	for (auto &[peer, q] : queued_)
+		for (auto it = q.begin(); it != q.end();) {
+			if ((*it)->rma() && (*it)->deadline <= now) {
+				dropped.push_back(std::move(*it));
+				it = q.erase(it);
+				queued_count_--;
+			} else {
+				++it;
+			}
+		}
+	for (auto &[key, op] : inflight_)
+		if (op->rma() && op->done && op->deadline <= now) {
+			/* The provider still owns its buffer: the op stays. */
+			late.push_back(std::move(op->done));
+			op->done = nullptr;
+			names.push_back(op->rma_name());
+		}
+	std::string within = " did not complete within " + seconds_text(ttl_);
+	for (auto &op : dropped) {
+		std::string what = op->rma_name() + within;
+		finish_rma(std::move(op), ETIMEDOUT, what);
+	}
+	for (size_t i = 0; i < late.size(); i++) {
+		rma_pending_--;
+		late[i](ETIMEDOUT, names[i] + within, std::string());
+	}
 }
 
 void Fabric::send(uint32_t peer, std::string bytes)
@@ -285,12 +437,22 @@ void Fabric::push_queue()
 			int ret = try_send(op);
 			if (ret == -FI_EAGAIN)
 				break;
-			if (ret) {
+			if (ret && op.rma()) {
+				op.err = EIO;
+				op.what = op.rma_name() + " failed: " + fi_strerror(-ret);
+				rma_ended_.push_back(std::move(q.front()));
+			} else if (ret) {
 				/* Dropped and reported: whoever waits for its
 				 * effect times out naming the peer. */
 				stats_.send_errors++;
 				errors_.emplace_back(op.peer, std::string("fi_tsend failed: ") +
 								      fi_strerror(-ret));
+			} else if (op.rma()) {
+				stats_.rma_ops++;
+				stats_.rma_bytes += op.buf.size();
+				rma_inflight_++;
+				void *key = &op.ctx;
+				inflight_[static_cast<Op *>(key)] = std::move(q.front());
 			} else {
 				stats_.msgs_sent++;
 				stats_.bytes_sent += op.buf.size();
@@ -374,6 +536,11 @@ void Fabric::complete(Op *key, size_t len, const MsgFn &on_msg)
 		sends_inflight_--;
 		return;
 	}
+	if (op->rma()) {
+		rma_inflight_--;
+		finish_rma(std::move(op), 0, std::string());
+		return;
+	}
 	stats_.msgs_recvd++;
 	stats_.bytes_recvd += len;
 	if (len >= 1 && op->buf[0] == static_cast<char>(kFrameInline)) {
@@ -410,6 +577,12 @@ void Fabric::complete_error(const MsgFn &on_msg, const ErrFn &on_err)
 	std::unique_ptr<Op> op = std::move(it->second);
 	inflight_.erase(it);
 	std::string what = fi_strerror(err.err);
+	if (op->rma()) {
+		rma_inflight_--;
+		std::string name = op->rma_name();
+		finish_rma(std::move(op), EIO, name + " failed: " + what);
+		return;
+	}
 	if (op->kind == Op::Kind::SEND) {
 		sends_inflight_--;
 		stats_.send_errors++;
@@ -490,6 +663,8 @@ size_t Fabric::progress(const MsgFn &on_msg, const ErrFn &on_err)
 
 	if (!partial_.empty())
 		expire_partial();
+	if (rma_pending_)
+		expire_rma();
 
 	turns_++;
 	push_queue();
@@ -507,6 +682,14 @@ size_t Fabric::progress(const MsgFn &on_msg, const ErrFn &on_err)
 		break;
 	}
 	push_queue();
+	std::vector<std::unique_ptr<Op>> ended;
+	ended.swap(rma_ended_);
+	for (auto &op : ended) {
+		int err = op->err;
+		std::string what = op->what;
+		finish_rma(std::move(op), err, what);
+		handled++;
+	}
 	if (handled)
 		idle_run_ = false;	/* work: the next wait() starts a new idle run */
 	for (auto &[peer, what] : errors_)

@@ -7,9 +7,15 @@
  * most kCtrlMax bytes, one of the receives posted in advance: a longer
  * message goes as pieces that carry their offset and are reassembled by the
  * receiver.  kCtrlMax is ofi_rxm's eager limit, so no send takes its
- * rendezvous path (an unexpected rendezvous cost ~15 ms per message over
- * tcp;ofi_rxm here).  Messages between a pair of peers may be delivered out
- * of order (the protocols tolerate it).
+ * rendezvous path, whose steps each wait for the peer's progress
+ * (services/common/README.md, "The transport").  Messages between a pair of
+ * peers may be delivered out of order (the protocols tolerate it).
+ *
+ * Bulk data moves by RMA instead, as Lustre's and Mercury's bulk transfers
+ * do: one side exposes a buffer (expose(): a key and an address, handed to
+ * the peer in a message), the other reads or writes it in one operation
+ * (read_from(), write_to()), whose completion comes through the same CQ
+ * and wait object as the messages.  The shim delays it as one message.
  *
  * Peers are numbered by this endpoint: set_peers() numbers a fixed group in
  * rank order (the KVS), add_peer() adds one at a time (a PFS server learns
@@ -63,6 +69,14 @@ struct FabricStats {
 	uint64_t waits = 0;		/* wait() calls that blocked on the wait fd */
 	uint64_t wait_ns = 0;		/* time blocked in them */
 	uint64_t spins = 0;		/* wait() calls that yielded within kSpin */
+	uint64_t rma_ops = 0;		/* RMA reads and writes handed to the provider */
+	uint64_t rma_bytes = 0;
+};
+
+/* What a peer needs to reach a buffer exposed for RMA (Fabric::expose). */
+struct Remote {
+	uint64_t addr = 0;	/* as the provider's RMA calls take it */
+	uint64_t key = 0;
 };
 
 class Fabric {
@@ -89,8 +103,8 @@ public:
 	uint32_t add_peer(const std::string &addr);
 	/* The id later pieces carry (e.g. one a server handed out). */
 	void set_self(uint32_t self) { self_ = self; }
-	/* Drops sends to peer not yet handed to the provider (a peer found
-	 * dead); returns how many. */
+	/* Drops sends and RMA ops to peer not yet handed to the provider (a
+	 * peer found dead; the RMA ops' done runs with EIO); returns how many. */
 	size_t drop_queued(uint32_t peer);
 	const std::string &provider() const { return provider_; }
 
@@ -123,14 +137,48 @@ public:
 	void wake();
 	/* Whether wait() blocks on the provider's wait fd (else it yields). */
 	bool uses_wait_fd() const { return wait_fd_ >= 0; }
-	/* Sends not yet completed (queued or in flight). */
-	size_t sends_pending() const { return queued_count_ + sends_inflight_; }
+	/* Sends and RMA ops not yet completed (queued or in flight). */
+	size_t sends_pending() const { return queued_count_ + sends_inflight_ + rma_inflight_; }
+
+	/* Whether the provider moves data by RMA (FI_RMA); without it the
+	 * calls below throw svc::Error(ENOTSUP). */
+	bool has_rma() const { return has_rma_; }
+	/*
+	 * Registers len bytes at buf for peers' RMA, to be written into
+	 * (writable) or read; returns an id for unexpose() and what a peer
+	 * needs.  buf must stay valid until unexpose().  Throws svc::Error
+	 * naming fi_mr_reg's failure.
+	 */
+	uint64_t expose(void *buf, size_t len, bool writable, Remote *remote);
+	/* Withdraws it: a peer's RMA that comes later fails at the peer. */
+	void unexpose(uint64_t id);
+	/* Buffers exposed now. */
+	size_t exposed() const { return exposed_.size(); }
+	/*
+	 * One RMA op on peer's exposed buffer at r: write_to() writes bytes
+	 * there, read_from() reads len bytes.  Never blocks (queued like a
+	 * send); done runs once, from progress(), with err 0 (and the bytes
+	 * read) or an errno and a message naming the peer: the op failed, or
+	 * did not complete within the ttl (ETIMEDOUT; its buffer is kept
+	 * until the provider gives it back).  Completion of a write means
+	 * the bytes reached the peer's buffer: a message sent after it
+	 * arrives after them.
+	 */
+	using RmaFn = std::function<void(int err, const std::string &what, std::string &&data)>;
+	void write_to(uint32_t peer, const Remote &r, std::string bytes, RmaFn done);
+	void read_from(uint32_t peer, const Remote &r, size_t len, RmaFn done);
+	/* RMA ops whose done has not run. */
+	size_t rma_pending() const { return rma_pending_; }
 	const FabricStats &stats() const { return stats_; }
 
 private:
 	struct Op;
 	void post_recv(std::unique_ptr<Op> op);
 	void queue_frame(uint32_t peer, std::string frame);
+	void queue_op(std::unique_ptr<Op> op);
+	void queue_rma(uint32_t peer, const Remote &r, std::string buf, bool write, RmaFn done);
+	void finish_rma(std::unique_ptr<Op> op, int err, const std::string &what);
+	void expire_rma();
 	void on_piece(const Op &op, size_t len, const MsgFn &on_msg);
 	void expire_partial();
 	int try_send(Op &op);
@@ -157,6 +205,14 @@ private:
 	size_t queued_count_ = 0;
 	std::deque<std::unique_ptr<Op>> recv_retry_;
 	size_t sends_inflight_ = 0;
+	bool has_rma_ = false;
+	std::unordered_map<uint64_t, struct fid_mr *> exposed_;	/* by id */
+	uint64_t expose_seq_ = 0;
+	size_t rma_inflight_ = 0;	/* RMA ops handed to the provider */
+	size_t rma_pending_ = 0;	/* RMA ops whose done has not run */
+	/* RMA ops that ended outside progress()'s reaping (refused when
+	 * posted), their done run at the end of the next progress(). */
+	std::vector<std::unique_ptr<Op>> rma_ended_;
 	struct Partial {
 		std::string buf;
 		std::vector<bool> seen;		/* pieces already copied */

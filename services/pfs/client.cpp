@@ -5,7 +5,9 @@
 #include "client.hpp"
 
 #include <cerrno>
+#include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <future>
 
 #include "common/options.hpp"
@@ -95,9 +97,9 @@ Reply Client::closed_error(const Rpc &rpc)
 	return r;
 }
 
-void Client::submit(uint32_t server, Request q, std::function<void(Reply &&)> done)
+void Client::submit(uint32_t server, Request q, std::function<void(Reply &&)> done, char *bulk)
 {
-	Rpc rpc{server, std::move(q), Clock::now() + cfg_.timeout, std::move(done)};
+	Rpc rpc{server, std::move(q), Clock::now() + cfg_.timeout, std::move(done), bulk};
 	bool queued = false;
 	{
 		std::lock_guard lk(mu_);
@@ -234,23 +236,63 @@ void Client::dispatch(uint32_t s)
 	}
 }
 
+std::shared_ptr<Client::Staged> Client::stage_bulk(Rpc &rpc)
+{
+	Request &q = rpc.q;
+	bool read = q.op == Op::READ;
+	size_t len = read ? q.length : q.data.size();
+	if (!rpc.bulk || !fabric_.has_rma() || len <= svc::Fabric::kCtrlMax)
+		return nullptr;
+	auto st = std::make_shared<Staged>();
+	st->buf.reset(new char[len]);
+	svc::Remote at;
+	try {
+		st->id = fabric_.expose(st->buf.get(), len, read, &at);
+	} catch (const Error &e) {
+		std::fprintf(stderr, "pfs client %u: %s: the data goes in messages\n", id_, e.what());
+		return nullptr;
+	}
+	q.rma = true;
+	q.rma_addr = at.addr;
+	q.rma_key = at.key;
+	if (!read) {
+		std::memcpy(st->buf.get(), q.data.data(), len);
+		q.length = len;
+		q.data = std::string_view();
+	}
+	return st;
+}
+
 void Client::send_rpc(Rpc &&rpc)
 {
 	uint32_t s = rpc.server;
+	std::shared_ptr<Staged> staged = stage_bulk(rpc);
 	auto shared = std::make_shared<Rpc>(std::move(rpc));
 	uint64_t call = calls_.add(
 		s, shared->deadline,
-		[this, shared](int err, const std::string &what, std::string &&rep) {
+		[this, shared, staged](int err, const std::string &what, std::string &&rep) {
+			Reply r;
 			if (err) {
-				shared->done(io_error(*shared, what));
-				return;
+				r = io_error(*shared, what);
+			} else {
+				try {
+					r = reply_decode(rep);
+				} catch (const Error &e) {
+					r = io_error(*shared, server_name(shared->server) +
+								      ": bad reply: " + e.what());
+				}
 			}
-			try {
-				shared->done(reply_decode(rep));
-			} catch (const Error &e) {
-				shared->done(io_error(*shared, server_name(shared->server) +
-								 ": bad reply: " + e.what()));
+			if (staged && r.errnum) {
+				/* No reply, or one that gave up: the server's op
+				 * may still reach the buffer. */
+				kept_.push_back(staged);
+			} else if (staged) {
+				if (shared->q.op == Op::READ)
+					std::memcpy(shared->bulk, staged->buf.get(),
+						    std::min<uint64_t>(r.placed, shared->q.length));
+				fabric_.unexpose(staged->id);
 			}
+			shared->done(std::move(r));
 		});
 	shared->q.client = id_;
 	shared->q.call = call;

@@ -15,6 +15,11 @@
  * timeout, a send error) is connected again, reading its .addr file anew,
  * on its next request, so clients outlive a server's restart.
  *
+ * Bulk data: a read or write of more than Fabric::kCtrlMax bytes of one
+ * stripe unit exposes the caller's buffer for the call's duration and the
+ * server moves the bytes by RMA (server.hpp); smaller ones travel in the
+ * messages.
+ *
  * Errors: throw pfs::Error (blocking calls) or hand back -errno and a
  * message (async).  A server that does not answer within the timeout, or
  * whose endpoint fails, gives EIO with a message that names it; a request
@@ -140,6 +145,21 @@ private:
 		Request q;
 		Clock::time_point deadline;
 		std::function<void(Reply &&)> done;
+		/* A READ's or WRITE's buffer of more than Fabric::kCtrlMax
+		 * bytes: its data moves by RMA through a Staged buffer. */
+		char *bulk = nullptr;
+	};
+	/*
+	 * The client's buffer that a server reads or writes by RMA: the
+	 * caller's bytes copied in (WRITE) or out (READ, on the reply).  Not
+	 * the caller's buffer itself: the providers do not check the key of an
+	 * RMA that comes late (a call that timed out, a server that resumes),
+	 * so a call without a reply leaves its staged buffer exposed until the
+	 * client closes (kept_), where a late op harms nothing.
+	 */
+	struct Staged {
+		std::unique_ptr<char[]> buf;
+		uint64_t id = 0;	/* Fabric::expose's */
 	};
 	enum class State { DOWN, CONNECTING, UP };
 	struct Server {
@@ -149,8 +169,12 @@ private:
 		std::deque<Rpc> queue;
 	};
 
-	/* Queues an rpc (any thread). */
-	void submit(uint32_t server, Request q, std::function<void(Reply &&)> done);
+	/* Queues an rpc (any thread); bulk as Rpc's. */
+	void submit(uint32_t server, Request q, std::function<void(Reply &&)> done,
+		    char *bulk = nullptr);
+	/* Stages and exposes rpc's bulk buffer for its request; null (and the
+	 * data in the messages) if it cannot be. */
+	std::shared_ptr<Staged> stage_bulk(Rpc &rpc);
 	/* Blocking rpc: the reply, or throws its error. */
 	Reply call(uint32_t server, Request q);
 	Reply meta(Request q) { return call(0, std::move(q)); }
@@ -186,6 +210,9 @@ private:
 	static Reply closed_error(const Rpc &rpc);
 
 	ClientConfig cfg_;
+	/* Staged buffers of calls that ended without a reply; freed after
+	 * fabric_ has closed (declared before it). */
+	std::vector<std::shared_ptr<Staged>> kept_;
 	svc::Fabric fabric_;
 	std::string my_addr_;
 	uint32_t id_ = 0;

@@ -92,8 +92,23 @@ template <typename IO, typename Q> void request_fields(IO &io, Q &q)
 		io.num(q.ino);
 		io.num(q.offset);
 		io.str(q.data);
+		io.num(q.rma);
+		if (q.rma) {
+			io.num(q.length);
+			io.num(q.rma_addr);
+			io.num(q.rma_key);
+		}
 		break;
 	case Op::READ:
+		io.num(q.ino);
+		io.num(q.offset);
+		io.num(q.length);
+		io.num(q.rma);
+		if (q.rma) {
+			io.num(q.rma_addr);
+			io.num(q.rma_key);
+		}
+		break;
 	case Op::APPEND:
 	case Op::FALLOC:
 		io.num(q.ino);
@@ -222,6 +237,7 @@ template <typename IO, typename R> void reply_fields(IO &io, R &p)
 	case Op::READ:
 		io.num(p.value);
 		io.str(p.data);
+		io.num(p.placed);
 		break;
 	case Op::GETSIZE:
 		io.num(p.value);

@@ -14,8 +14,12 @@
  *   STATS      any server      -                         data: the counters as JSON
  *   STATFS     any server      -                         fs: its file system's figures
  *   WRITE      object server   ino, offset, data         value: object size after
+ *                              (or by RMA: length and
+ *                              the client's buffer)
  *   READ       object server   ino, offset, length       data (short at the object's end),
- *                                                        value: object size
+ *                              (by RMA: the client's     value: object size; by RMA:
+ *                              buffer)                   placed, the bytes written into
+ *                                                        the client's buffer
  *   GETSIZE    object server   ino                       value: object size, its atime
  *                                                        and mtime (0: no object)
  *   TRUNC      object server   ino, size                 -
@@ -51,6 +55,11 @@
  *
  * "ids" are the uid and gid a new entry gets (its creator's); SETATTR's
  * caller ids decide what it may change (chmod, chown, times: owner or root).
+ *
+ * Bulk data (more than Fabric::kCtrlMax bytes) moves by RMA: the client
+ * exposes its buffer (rma_addr, rma_key) and the server writes the bytes
+ * read into it, or reads the bytes to write from it, in one operation
+ * before it replies (server.hpp).
  */
 #pragma once
 
@@ -165,7 +174,7 @@ struct Request {
 	uint64_t call = 0;
 	uint64_t ino = 0;
 	uint64_t offset = 0;	/* READ/WRITE/FALLOC/APPEND; TRUNC: the size */
-	uint64_t length = 0;	/* READ/FALLOC/APPEND */
+	uint64_t length = 0;	/* READ/FALLOC/APPEND; WRITE by RMA */
 	std::string_view data;	/* WRITE's bytes, HELLO's address, SETXATTR's value */
 	std::string path, path2;
 	uint32_t mode = 0;
@@ -179,6 +188,8 @@ struct Request {
 	uint64_t stripe_size = 0;	/* CREATE/SETSTRIPE; 0: inherit */
 	uint32_t stripe_count = 0;	/* 0: inherit (CREATE), every server */
 	bool stripe_all = false;	/* stripe_count 0 means "every server", not "inherit" */
+	bool rma = false;	/* READ/WRITE: the data moves by RMA on this buffer */
+	uint64_t rma_addr = 0, rma_key = 0;
 };
 
 struct Reply {
@@ -189,6 +200,7 @@ struct Reply {
 	uint64_t value = 0;
 	uint32_t index = 0, servers = 0;	/* HELLO */
 	uint64_t atime_ns = 0, mtime_ns = 0;	/* GETSIZE: the object's */
+	uint64_t placed = 0;	/* READ by RMA: bytes written into the client's buffer */
 	std::string data;
 	Attr attr;
 	FsStat fs;

@@ -15,21 +15,20 @@
 
 namespace pfs {
 
-namespace {
-
-/* A read is one reply: at most one stripe unit (layout.hpp). */
-constexpr uint64_t kReadMax = kStripeMax;
-/* Object offsets stay far below off_t's limit. */
-constexpr uint64_t kOffsetMax = 1ULL << 60;
-
-void check_range(uint64_t off, uint64_t len)
+void Server::check_range(uint64_t off, uint64_t len)
 {
 	if (off > kOffsetMax || len > kOffsetMax - off)
 		throw Error(EFBIG, "range " + std::to_string(off) + "+" + std::to_string(len) +
 					   " beyond the largest object offset 2^60");
 }
 
-} // namespace
+void Server::check_unit(Op op, uint64_t off, uint64_t len)
+{
+	if (len > kReadMax)
+		throw Error(EINVAL, std::string(op_name(op)) + " of " + std::to_string(len) +
+					    " bytes: at most " + std::to_string(kReadMax));
+	check_range(off, len);
+}
 
 Server::Server(const ServerConfig &cfg)
     : cfg_(cfg), fabric_(cfg.provider, cfg.index, cfg.ttl), store_(cfg.dir, cfg.capacity)
@@ -132,21 +131,30 @@ void Server::serve(const std::string &frame)
 				      ", which is not the metadata server (server 0)");
 		return;
 	}
-	try {
-		r = op_is_meta(q.op) ? meta_op(q) : handle(q);
-		r.op = q.op;
-		r.call = q.call;
-	} catch (const Error &e) {
-		stats_.errors++;
-		r.errnum = e.errnum();
-		r.error = "pfs server " + std::to_string(cfg_.index) + ": " + e.what();
-	}
 	stats_.requests++;
-	reply(q.client, r);
+	if (q.rma && (q.op == Op::READ || q.op == Op::WRITE)) {
+		bulk(q);	/* replies once its RMA op has completed */
+	} else {
+		try {
+			r = op_is_meta(q.op) ? meta_op(q) : handle(q);
+			r.op = q.op;
+			r.call = q.call;
+		} catch (const Error &e) {
+			fail(r, e);
+		}
+		reply(q.client, r);
+	}
 	uint64_t ns = static_cast<uint64_t>(
 		std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count());
 	stats_.service_ns += ns;
 	stats_.service_max_ns = std::max(stats_.service_max_ns, ns);
+}
+
+void Server::fail(Reply &r, const Error &e)
+{
+	stats_.errors++;
+	r.errnum = e.errnum();
+	r.error = "pfs server " + std::to_string(cfg_.index) + ": " + e.what();
 }
 
 void Server::hello(const Request &q, const std::string &frame)
@@ -221,10 +229,7 @@ Reply Server::handle(const Request &q)
 		stats_.bytes_written += q.data.size();
 		break;
 	case Op::READ:
-		if (q.length > kReadMax)
-			throw Error(EINVAL, "read of " + std::to_string(q.length) +
-						    " bytes: at most " + std::to_string(kReadMax));
-		check_range(q.offset, q.length);
+		check_unit(q.op, q.offset, q.length);
 		r.data = store_.read(q.ino, q.offset, q.length, &r.value);
 		stats_.reads++;
 		stats_.bytes_read += r.data.size();

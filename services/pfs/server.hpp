@@ -13,7 +13,11 @@
  * One thread polls the endpoint, queues the requests that arrived and
  * serves them in arrival order, synchronously (the local file system is the
  * device), then blocks on the endpoint's wait object until the next
- * message (svc::Fabric::wait).  A request that does not
+ * message (svc::Fabric::wait).  A READ or WRITE whose data moves by RMA
+ * (more than Fabric::kCtrlMax bytes) is answered once its RMA op has
+ * completed: the bytes read written into the client's exposed buffer, or
+ * the bytes to write read from it; the loop serves other requests
+ * meanwhile.  A request that does not
  * decode, names an unknown op, comes from a client that never said HELLO,
  * or asks server 1.. for metadata is refused and counted; the server goes
  * on.  A HELLO the server cannot accept (server 0 out of client ids, its
@@ -51,6 +55,7 @@
 
 #include "common/fabric.hpp"
 #include "common/metrics_http.hpp"
+#include "error.hpp"
 #include "meta.hpp"
 #include "proto.hpp"
 #include "store.hpp"
@@ -109,8 +114,20 @@ private:
 		Clock::time_point used;
 	};
 
+	/* A read is one reply: at most one stripe unit (layout.hpp). */
+	static constexpr uint64_t kReadMax = kStripeMax;
+	/* Object offsets stay far below off_t's limit. */
+	static constexpr uint64_t kOffsetMax = 1ULL << 60;
+	static void check_range(uint64_t off, uint64_t len);
+	/* A READ, or a WRITE by RMA: one stripe unit at most. */
+	static void check_unit(Op op, uint64_t off, uint64_t len);
+
 	void on_msg(std::string &&frame);
 	void serve(const std::string &frame);
+	/* A READ or WRITE by RMA (server_bulk.cpp). */
+	void bulk(const Request &q);
+	/* Makes r the answer to error e (counted). */
+	void fail(Reply &r, const Error &e);
 	Reply handle(const Request &q);
 	Reply handle_meta(const Request &q);
 	/* handle_meta, on the namespace's reserve once if the disk is full. */

@@ -207,6 +207,54 @@ TEST_P(Wait, IdleEndpointSleepsAndAMessageWakesIt)
 	tb.join();
 }
 
+/* The target of an RMA op does nothing for it but progress: one blocked
+ * on its wait object (past its spin) is woken by the op's traffic and
+ * serves it, so a read of its buffer (which needs the target to answer)
+ * completes long before the target's wait would end on its own (kLong). */
+TEST_P(Wait, AnRmaReadReachesATargetBlockedOnItsWaitObject)
+{
+	Fabric a(GetParam(), 0, kTtl), b(GetParam(), 1, kTtl);
+	if (!a.has_rma())
+		GTEST_SKIP() << GetParam() << " has no RMA";
+	uint32_t to_b = a.add_peer(b.address());
+	b.add_peer(a.address());
+	std::string src(256 * 1024, 's');
+	svc::Remote at;
+	b.expose(src.data(), src.size(), false, &at);
+	Loop lb(b);
+	std::thread tb([&] { lb.run(); });
+	/* The first read sets up the connection; the second finds b blocked
+	 * (its spin ended long before: no turns in the quiet's last 20 ms). */
+	for (auto quiet : {std::chrono::milliseconds(0), std::chrono::milliseconds(50)}) {
+		uint64_t turns = 0;
+		for (auto part : {quiet, quiet / 2}) {
+			turns = lb.turns;
+			auto end = Clock::now() + part;
+			while (Clock::now() < end)
+				std::this_thread::sleep_until(end);
+		}
+		if (quiet.count() && b.uses_wait_fd()) {
+			EXPECT_EQ(lb.turns, turns) << "the target did not block in the quiet";
+		}
+		std::atomic<bool> done{false};
+		std::string got;
+		auto t0 = Clock::now();
+		a.read_from(to_b, at, src.size(), [&](int e, const std::string &w, std::string &&d) {
+			EXPECT_EQ(e, 0) << w;
+			got = std::move(d);
+			done = true;
+		});
+		while (!done && Clock::now() - t0 < kLong)
+			if (!a.progress(nop_msg, no_error))
+				std::this_thread::yield();
+		ASSERT_TRUE(done) << "the read never completed";
+		EXPECT_TRUE(got == src) << "read " << got.size() << " bytes that differ";
+		EXPECT_LT(Clock::now() - t0, kLong / 4) << "the target served it only at its timeout";
+	}
+	lb.end();
+	tb.join();
+}
+
 INSTANTIATE_TEST_SUITE_P(Providers, Wait, ::testing::Values("tcp;ofi_rxm", "shm", "udp;ofi_rxd"),
 			 [](const auto &p) {
 				 std::string n = p.param;

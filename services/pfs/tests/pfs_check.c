@@ -19,8 +19,9 @@
  *       CLIENTS connections, one thread each, start together (a barrier)
  *       and append RECORDS lines each to /appends (O_APPEND); then every
  *       line must be in the file exactly once and nothing else.
- *   pfs_check readlat -i DIR [-n READS] [-q MS] [-t MS]
- *       the minimum and median time of a 4 KiB pread through the library;
+ *   pfs_check readlat -i DIR [-n READS] [-l BYTES] [-q MS] [-t MS]
+ *       the minimum, median and mean time of a pread of BYTES (4 KiB; at
+ *       most one 1 MiB stripe unit) through the library;
  *       with -q, each read after MS milliseconds of quiet (the client and
  *       the servers idle), to show that an idle service answers as fast as
  *       a busy one.
@@ -43,7 +44,7 @@
 
 static const char *instance;
 static struct pfs_opts opts;
-static unsigned nclients = 3, nops = 400, maxlen = 200000, seed = 1, quiet_ms;
+static unsigned nclients = 3, nops = 400, maxlen = 200000, seed = 1, quiet_ms, readlen = 4096;
 static uint64_t stripe = 16384, bytes_acked;
 static int stripe_count = -1;
 
@@ -314,13 +315,13 @@ static int readlat(void)
 	pfs_t *p;
 	pfs_file_t *f;
 	long ret;
-	unsigned char buf[4096];
 	if ((ret = connect_one(&p)))
 		return die("readlat", "connect", ret);
 	if ((ret = pfs_create(p, "/readlat", O_RDWR | O_CREAT | O_TRUNC, 0644, 0, 1, &f)))
 		return die("readlat", "create", ret);
-	memset(buf, 7, sizeof buf);
-	if ((ret = pfs_pwrite(f, buf, sizeof buf, 0)) != (long)sizeof buf)
+	unsigned char *buf = malloc(readlen);
+	memset(buf, 7, readlen);
+	if ((ret = pfs_pwrite(f, buf, readlen, 0)) != (long)readlen)
 		return die("readlat", "pwrite", ret);
 	double *t = malloc(sizeof *t * nops);
 	struct timespec quiet = { quiet_ms / 1000, (long)(quiet_ms % 1000) * 1000000 };
@@ -329,14 +330,19 @@ static int readlat(void)
 		if (quiet_ms)
 			nanosleep(&quiet, NULL);
 		double t0 = now_us();
-		if ((ret = pfs_pread(f, buf, sizeof buf, 0)) != (long)sizeof buf)
+		if ((ret = pfs_pread(f, buf, readlen, 0)) != (long)readlen || buf[readlen - 1] != 7)
 			return die("readlat", "pread", ret);
 		t[i] = now_us() - t0;
 	}
+	double sum = 0;
+	for (unsigned i = 0; i < nops; i++)
+		sum += t[i];
 	qsort(t, nops, sizeof *t, cmp_double);
-	printf("{\"pfs_check\": \"readlat\", \"ok\": true, \"reads\": %u, \"quiet_ms\": %u, "
-	       "\"min_us\": %.1f, \"median_us\": %.1f}\n", nops, quiet_ms, t[0], t[nops / 2]);
+	printf("{\"pfs_check\": \"readlat\", \"ok\": true, \"reads\": %u, \"bytes\": %u, "
+	       "\"quiet_ms\": %u, \"min_us\": %.1f, \"median_us\": %.1f, \"mean_us\": %.1f}\n",
+	       nops, readlen, quiet_ms, t[0], t[nops / 2], sum / nops);
 	free(t);
+	free(buf);
 	pfs_close(f);
 	pfs_disconnect(p);
 	return 0;
@@ -453,7 +459,8 @@ static int append(void)
 static int usage(void)
 {
 	fputs("usage: pfs_check fsx|writer|verify|append|readlat -i DIR [-c CLIENTS] [-n OPS] "
-	      "[-s SEED] [-m MAXLEN] [-S STRIPE] [-C COUNT] [-b BYTES] [-q MS] [-t MS]\n", stderr);
+	      "[-s SEED] [-m MAXLEN] [-S STRIPE] [-C COUNT] [-b BYTES] [-l BYTES] [-q MS] "
+	      "[-t MS]\n", stderr);
 	return 2;
 }
 
@@ -464,7 +471,7 @@ int main(int argc, char **argv)
 	const char *mode = argv[1];
 	int c;
 	optind = 2;
-	while ((c = getopt(argc, argv, "i:c:n:s:m:S:C:b:q:t:")) != -1) {
+	while ((c = getopt(argc, argv, "i:c:n:s:m:S:C:b:l:q:t:")) != -1) {
 		switch (c) {
 		case 'i': instance = optarg; break;
 		case 'c': nclients = (unsigned)atoi(optarg); break;
@@ -474,13 +481,14 @@ int main(int argc, char **argv)
 		case 'S': stripe = strtoull(optarg, NULL, 10); break;
 		case 'C': stripe_count = atoi(optarg); break;
 		case 'b': bytes_acked = strtoull(optarg, NULL, 10); break;
+		case 'l': readlen = (unsigned)atoi(optarg); break;
 		case 'q': quiet_ms = (unsigned)atoi(optarg); break;
 		case 't': opts.timeout_ms = (unsigned)atoi(optarg); break;
 		default: return usage();
 		}
 	}
 	if (!instance || nclients < 1 || nclients > MAX_CLIENTS || nops < 1 ||
-	    maxlen < AIO_BATCH)
+	    maxlen < AIO_BATCH || readlen < 1 || readlen > (1u << 20))
 		return usage();
 	rng_state = 0x2545f4914f6cdd1dULL ^ seed;
 	if (!strcmp(mode, "fsx"))

@@ -38,14 +38,25 @@ TEST(Proto, EveryRequestRoundTrips)
 		q.atime_ns = 11;
 		q.mtime_ns = 12;
 		q.follow = true;
-		std::string frame = request_encode(q);
-		Request d = request_decode(frame);
-		EXPECT_EQ(d.op, q.op);
-		EXPECT_EQ(d.client, 7u);
-		EXPECT_EQ(d.call, q.call);
-		Request h = request_header(frame);
-		EXPECT_EQ(h.call, q.call);
-		EXPECT_EQ(request_encode(d), frame) << op_name(q.op);
+		for (bool rma : {false, true}) {
+			q.rma = rma;
+			q.rma_addr = 0x7f0000001000;
+			q.rma_key = 42;
+			std::string frame = request_encode(q);
+			Request d = request_decode(frame);
+			EXPECT_EQ(d.op, q.op);
+			EXPECT_EQ(d.client, 7u);
+			EXPECT_EQ(d.call, q.call);
+			Request h = request_header(frame);
+			EXPECT_EQ(h.call, q.call);
+			EXPECT_EQ(request_encode(d), frame) << op_name(q.op);
+			if (rma && (q.op == Op::READ || q.op == Op::WRITE)) {
+				EXPECT_TRUE(d.rma);
+				EXPECT_EQ(d.rma_addr, q.rma_addr);
+				EXPECT_EQ(d.rma_key, 42u);
+				EXPECT_EQ(d.length, 100u);
+			}
+		}
 	}
 }
 
@@ -67,6 +78,7 @@ TEST(Proto, EveryReplyRoundTrips)
 		r.attr.target = "../t";
 		r.atime_ns = 1;
 		r.mtime_ns = 2;
+		r.placed = 77;
 		r.fs = FsStat{1, 2, 3, 4, 5};
 		r.entries = {Dirent{"x", 3, Type::REG}, Dirent{"y", 4, Type::DIR}};
 		std::string frame = reply_encode(r);
