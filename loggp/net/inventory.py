@@ -110,7 +110,7 @@ def slurm_vars(hosts_dir: Path) -> dict[str, str]:
     the others on the management network, where the sshds are."""
     per_host = f"{hosts_dir}/{{{{ inventory_hostname }}}}"
     return {
-        "loggp_slurm_update_cache": False,  # namespaces have no route out
+        "loggp_slurm_install_packages": False,  # the machine's are theirs (make deps)
         "loggp_slurm_conf_dir": f"{per_host}/slurm",
         "loggp_slurm_state_dir": f"{per_host}/slurm/state",
         "loggp_slurm_spool_dir": f"{per_host}/slurm/spool",
