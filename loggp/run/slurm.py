@@ -3,8 +3,8 @@
 Inside an allocation (SLURM_JOB_ID set, from salloc or sbatch) a point's MPI workload
 starts with mpirun, which takes its hosts from the allocation and its daemons through
 Slurm (Open MPI's ras and plm slurm components), so the shim's variables travel with -x
-as under every other launcher; it needs nothing of the site but srun (`srun --mpi=pmix`
-would need Slurm's PMIx plugin and an Open MPI built against the same PMIx).
+as under every other launcher; it needs nothing of the site but srun, where `srun
+--mpi=pmix` needs Slurm's PMIx plugin and an Open MPI built against the same PMIx.
 
 Outside an allocation `loggp run --slurm` submits the run: a generated batch script whose
 job array has one task per point not yet stored (the task id is the point's seq), each
