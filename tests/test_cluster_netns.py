@@ -22,19 +22,18 @@ from pathlib import Path
 
 import pytest
 import yaml
+from cluster_util import changed_tasks, play, recap, ssh
 
 from loggp.net import sshhosts, testbed
-from loggp.net.inventory import SSH_ARGS, inventory_of
+from loggp.net.inventory import inventory_of
 from loggp.run.wirerun import emulator_control
 
 pytestmark = [pytest.mark.needs_root, pytest.mark.slow, pytest.mark.serial]
 
 REPO = Path(__file__).resolve().parent.parent
-ANSIBLE = REPO / "ansible"
 SUITE = Path(__file__).resolve().parent / "ansible" / "cluster-pingpong.yaml"
 PREFIX = "lgpans"
 LATENCY_MS = 2
-PLAY_TIMEOUT_S = 900
 PROMETHEUS_WAIT_S = 60.0
 
 
@@ -46,12 +45,7 @@ class Cluster:
     runs: list[subprocess.CompletedProcess[str]]
 
     def ssh(self, address: str, command: str) -> subprocess.CompletedProcess[str]:
-        key = sshhosts.client_key(sshhosts.ssh_dir(Path(self.state.hosts_dir)))
-        return subprocess.run(
-            ["ssh", "-i", str(key), *SSH_ARGS.split(), "-o", "BatchMode=yes",
-             f"root@{address}", command],
-            capture_output=True, text=True, timeout=60, check=False,
-        )  # fmt: skip
+        return ssh(self.state, address, command)
 
 
 def _play(inventory: Path, fetched: Path) -> subprocess.CompletedProcess[str]:
@@ -62,20 +56,7 @@ def _play(inventory: Path, fetched: Path) -> subprocess.CompletedProcess[str]:
         "loggp_experiment_fetch_dir": str(fetched),
         "loggp_experiment_args": ["--wait-lock", "300"],  # another engineer's run
     }
-    return subprocess.run(
-        ["ansible-playbook", "-i", str(inventory), "site.yml", "-e", json.dumps(extra)],
-        cwd=ANSIBLE, capture_output=True, text=True, timeout=PLAY_TIMEOUT_S, check=False,
-        env={**os.environ, "ANSIBLE_CONFIG": str(ANSIBLE / "ansible.cfg"), "ANSIBLE_NOCOLOR": "1"},
-    )  # fmt: skip
-
-
-def _recap(out: str) -> dict[str, dict[str, int]]:
-    """PLAY RECAP's counts per host."""
-    recap = out[out.rindex("PLAY RECAP") :]
-    return {
-        m.group(1): {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", m.group(2))}
-        for m in re.finditer(r"^(\S+)\s+:\s+(.*)$", recap, re.MULTILINE)
-    }
+    return play(inventory, "site.yml", extra)
 
 
 @pytest.fixture(scope="module")
@@ -102,22 +83,15 @@ def test_every_role_applies_and_a_second_run_changes_nothing(cluster: Cluster) -
     first = cluster.runs[0]
     assert first.returncode == 0, first.stdout[-4000:] + first.stderr[-2000:]
     hosts = {*cluster.state.host_names(), testbed.emu_ns(PREFIX)}
-    assert set(_recap(first.stdout)) == hosts
+    assert set(recap(first.stdout)) == hosts
     for role in ("loggp_deps", "loggp_dpdk", "loggp_wire", "loggp_monitoring", "loggp_experiment"):
         assert f"TASK [{role} : " in first.stdout
     second = cluster.runs[1]
     assert second.returncode == 0, second.stdout[-4000:]
-    recap = _recap(second.stdout)
-    # Each task's block runs from its TASK line to the next one; name those that changed.
-    blocks = re.split(r"^(?=TASK \[|PLAY RECAP)", second.stdout, flags=re.M)
-    changed = [
-        b.splitlines()[0] + " " + " ".join(re.findall(r"^changed: \[\S+?\]", b, re.M))
-        for b in blocks
-        if re.search(r"^changed: ", b, re.M)
-    ]
-    assert {h: (c["changed"], c["failed"]) for h, c in recap.items()} == {
+    counts = recap(second.stdout)
+    assert {h: (c["changed"], c["failed"]) for h, c in counts.items()} == {
         h: (0, 0) for h in hosts
-    }, changed
+    }, changed_tasks(second.stdout)
 
 
 def test_packages_build_sysctl_and_mount_over_ssh(cluster: Cluster) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -11,7 +12,7 @@ from rich.console import Console
 from loggp.cli.options import memory_size, pids, positive
 from loggp.cli.report import report
 from loggp.cli.show import print_plan
-from loggp.errors import LoggpError
+from loggp.errors import LoggpError, UsageError
 from loggp.plan.experiment import Experiment, load_experiment
 from loggp.plan.sweep import check_plan_size, expand
 from loggp.results.judge import OTHER_CPU_LIMIT, bound_rule
@@ -21,7 +22,10 @@ from loggp.results.rundir import (
     new_run_dir,
     read_run,
     stored_experiment,
+    write_run,
 )
+from loggp.results.store import Store
+from loggp.run import slurm
 from loggp.run.cgroup import Limits, detect
 from loggp.run.launch import preflight
 from loggp.run.runlock import RunLock
@@ -87,6 +91,19 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "refused where the host lacks it)",
     )
     p.add_argument(
+        "--slurm",
+        action="store_true",
+        help="submit the run to Slurm (launcher: slurm; from outside an allocation): a job "
+        "array of one task per point not yet stored, on whole nodes; wait for it and report "
+        "(docs/cluster.md)",
+    )
+    p.add_argument(
+        "--no-wait",
+        action="store_true",
+        help="with --slurm: return once the job is submitted (loggp report DIR later)",
+    )
+    p.add_argument("--slurm-task", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument(
         "--wait-lock",
         type=positive,
         metavar="SECONDS",
@@ -119,6 +136,10 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
         exp, _, source = load_experiment(args.file)
         print_plan(exp, source, console)  # a plan too large is refused first
         return 0
+    if args.no_wait and not args.slurm:
+        raise UsageError("--no-wait is read with --slurm only (it returns once submitted)")
+    if args.slurm:
+        return _submit(args, console)  # the array's tasks take the run lock, each its own
     lock = RunLock(args.wait_lock)
     try:
         return _run(args, console, lock)
@@ -152,6 +173,7 @@ def _run(args: argparse.Namespace, console: Console, lock: RunLock) -> int:
             prometheus=args.prometheus,
             exp_dir=exp_dir,
             containment=containment,
+            only=_array_task() if args.slurm_task else None,
         ),
         console,
     )
@@ -172,3 +194,74 @@ def _run(args: argparse.Namespace, console: Console, lock: RunLock) -> int:
         )
         return 1
     return 1 if summary.failed else 0
+
+
+def _array_task() -> int:
+    """The point (its seq) of this Slurm array task."""
+    task = os.environ.get("SLURM_ARRAY_TASK_ID", "")
+    if not task.isdigit():
+        raise UsageError("--slurm-task runs inside a job array task (SLURM_ARRAY_TASK_ID unset)")
+    return int(task)
+
+
+def _submit(args: argparse.Namespace, console: Console) -> int:
+    """loggp run --slurm: the run's points not yet stored as a job array; waits for it
+    and reports unless --no-wait."""
+    if slurm.in_allocation():
+        raise UsageError(
+            "--slurm submits a run from outside an allocation; inside one (SLURM_JOB_ID is "
+            "set) run it without --slurm"
+        )
+    if args.resume:
+        exp, rec, run_dir, exp_dir = _resume(args)
+    else:
+        exp, text, source = load_experiment(args.file)
+        check_plan_size(exp)
+        exp_dir = args.file.resolve().parent if args.file else None
+    if exp.launcher.kind != "slurm":
+        raise UsageError(
+            f"--slurm needs launcher: {{kind: slurm}} in the experiment (it has "
+            f"'{exp.launcher.kind}')"
+        )
+    preflight(exp, exp_dir)
+    plan = expand(exp)
+    if not args.resume:
+        run_dir = new_run_dir(exp, args.out)
+        rec = new_record(exp, text, source, plan)
+    with Store(run_dir) as store:
+        done = store.finished_ids()
+    todo = [p for p in plan if p.point_id not in done]
+    if not todo:
+        console.print(f"every point of {run_dir} is stored: nothing to submit")
+        return 0
+    rec.state = "submitted"
+    write_run(run_dir, rec)  # before any task reads it
+    # The tasks may share a machine (and its run lock): each waits for all the others.
+    budget = sum(exp.workload_timeout(p.workload) for p in todo) + 60 * len(todo)
+    job = slurm.submit(slurm.batch_script(exp, run_dir, [p.seq for p in todo], budget))
+    (run_dir / "slurm" / "job_id").write_text(job + "\n")
+    console.print(f"run directory: {run_dir}\nsubmitted job {job}: {len(todo)} array tasks")
+    if args.no_wait:
+        console.print(f"when it ends: loggp report {run_dir}")
+        return 0
+    if not slurm.wait(job, budget):
+        console.print(f"job {job} still runs after {budget:g} s: loggp report {run_dir} later")
+        return 1
+    rec = read_run(run_dir)  # with what the tasks wrote
+    with Store(run_dir) as store:
+        stored = store.finished_ids()
+    missing = [p.point_id for p in plan if p.point_id not in stored]
+    rec.state = "interrupted" if missing else "complete"
+    rec.provenance.setdefault("slurm", {})["job_id"] = job
+    rec.provenance["slurm"]["points"] = slurm.point_records(run_dir, rec.plan)
+    write_run(run_dir, rec)
+    console.print(f"{len(stored)}/{len(plan)} points stored by job {job}")
+    if missing:
+        console.print(
+            f"{len(missing)} point(s) not stored (a task failed or was cancelled; its log: "
+            f"{run_dir / 'slurm'}): loggp run --resume --slurm --out {run_dir}"
+        )
+        return 1
+    if not args.no_report:
+        console.print(f"report: {report(run_dir, None, console)}")
+    return 0

@@ -175,6 +175,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
     inv = tsub.add_parser("inventory", help="the Ansible inventory (YAML) of a --ssh testbed")
     inv.add_argument("--prefix", default=testbed.DEFAULT_PREFIX, help=prefix_help)
+    inv.add_argument(
+        "--slurm",
+        action="store_true",
+        help="also groups slurm_controller (host 0) and slurm_compute (every host) for "
+        "ansible/slurm.yml, each host's Slurm and MUNGE files in its own directory",
+    )
 
     down = tsub.add_parser("down", help="remove exactly what up created")
     down.add_argument("--prefix", default=testbed.DEFAULT_PREFIX, help=prefix_help)
@@ -289,7 +295,10 @@ def cmd_testbed(args: argparse.Namespace, console: Console) -> int:
             raise testbed.TestbedError(
                 f"no testbed '{args.prefix}' is up: loggp testbed up N --ssh --prefix {args.prefix}"
             )
-        print(yaml.safe_dump(inventory_of(state), sort_keys=False, width=1000), end="")
+        print(
+            yaml.safe_dump(inventory_of(state, slurm=args.slurm), sort_keys=False, width=1000),
+            end="",
+        )
         return 0
     if action == "down":
         removed = testbed.down(args.prefix)

@@ -25,8 +25,9 @@ def _nr_hugepages() -> int:
     return int(Path("/proc/sys/vm/nr_hugepages").read_text())
 
 
-def inventory_of(state: State) -> dict[str, Any]:
-    """The inventory, as the YAML document's data."""
+def inventory_of(state: State, slurm: bool = False) -> dict[str, Any]:
+    """The inventory, as the YAML document's data; with slurm also the groups of
+    ansible/slurm.yml (slurm_inventory)."""
     if not state.ssh:
         raise TestbedError(
             f"testbed '{state.prefix}' has no ssh hosts: an inventory needs one brought up "
@@ -35,7 +36,7 @@ def inventory_of(state: State) -> dict[str, Any]:
     hosts_dir = Path(state.hosts_dir)
     per_host = f"{hosts_dir}/{{{{ inventory_hostname }}}}"
     emu = emu_ns(state.prefix)
-    return {
+    doc: dict[str, Any] = {
         "all": {
             "vars": {
                 "ansible_user": "root",
@@ -88,4 +89,35 @@ def inventory_of(state: State) -> dict[str, Any]:
                 "monitor": {"hosts": {emu: {}}},
             },
         }
+    }
+    if slurm:
+        doc["all"]["vars"].update(slurm_vars(hosts_dir))
+        doc["all"]["children"].update(slurm_groups(state))
+    return doc
+
+
+def slurm_groups(state: State) -> dict[str, Any]:
+    """Host 0 is the controller; every host, host 0 too, a compute node."""
+    return {
+        "slurm_controller": {"hosts": {host_ns(state.prefix, 0): {}}},
+        "slurm_compute": {"hosts": {host_ns(state.prefix, i): {} for i in range(state.hosts)}},
+    }
+
+
+def slurm_vars(hosts_dir: Path) -> dict[str, str]:
+    """The hosts share the machine's file system: each keeps its Slurm and MUNGE files
+    (configuration, spool, state, logs, key, socket) in its own directory, and reaches
+    the others on the management network, where the sshds are."""
+    per_host = f"{hosts_dir}/{{{{ inventory_hostname }}}}"
+    return {
+        "loggp_slurm_install_packages": False,  # the machine's are theirs (make deps)
+        "loggp_slurm_conf_dir": f"{per_host}/slurm",
+        "loggp_slurm_state_dir": f"{per_host}/slurm/state",
+        "loggp_slurm_spool_dir": f"{per_host}/slurm/spool",
+        "loggp_slurm_log_dir": f"{per_host}/slurm/log",
+        "loggp_slurm_munge_key": f"{per_host}/munge-key/munge.key",
+        "loggp_slurm_munge_dir": f"{per_host}/munge-run",
+        "loggp_slurm_munge_state_dir": f"{per_host}/munge-lib",
+        "loggp_slurm_munge_log_dir": f"{per_host}/munge-log",
+        "loggp_slurm_cgroup_plugin": "cgroup/v1",  # a namespace's /sys has no cgroups
     }

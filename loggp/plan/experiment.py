@@ -200,7 +200,7 @@ class Service(_Model):
 
 
 class Launcher(_Model):
-    kind: Literal["local", "mpirun", "netns", "ansible"] = "mpirun"
+    kind: Literal["local", "mpirun", "netns", "ansible", "slurm"] = "mpirun"
     hostfile: str | None = None
     inventory: str | None = None
     group: str | None = None
@@ -208,6 +208,8 @@ class Launcher(_Model):
     slots: Annotated[int, Field(ge=1, le=1024)] = 1
     pin: bool = False
     mpirun_args: list[str] = []
+    nodes: Annotated[int, Field(ge=1, le=4096)] = 1  # slurm: whole nodes per point
+    sbatch_args: list[str] = []  # slurm: more options of `loggp run --slurm`'s job
 
     @property
     def netns_prefix(self) -> str:
@@ -222,6 +224,8 @@ class Launcher(_Model):
             raise ValueError("inventory is only read by launcher 'ansible'")
         if self.hostfile and self.kind not in ("mpirun",):
             raise ValueError("hostfile is only read by launcher 'mpirun'")
+        if (self.nodes != 1 or self.sbatch_args) and self.kind != "slurm":
+            raise ValueError("nodes and sbatch_args are only read by launcher 'slurm'")
         if self.prefix is not None and self.kind != "netns":
             raise ValueError("prefix is only read by launcher 'netns'")
         if self.prefix is not None and not _PREFIX_RE.fullmatch(self.prefix):

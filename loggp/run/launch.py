@@ -6,6 +6,9 @@
 - ansible: mpirun across the hosts of an Ansible inventory (INI or YAML), turned into a
            hostfile in the point directory (data addresses), with ssh as Ansible reaches
            the hosts and MPI and libfabric kept on the inventory's data interface.
+- slurm:   inside a Slurm allocation (SLURM_JOB_ID set): mpirun takes the allocation's
+           nodes and starts its daemons through Slurm (loggp/run/slurm.py); `loggp run
+           --slurm` submits a run as a job array of its points.
 - netns:   mpirun inside host 0 of the namespace testbed (`loggp testbed up N`), reaching
            the other hosts through loggp-wire; an rsh agent in the point directory
            enters their namespaces (ip netns exec) where mpirun would use ssh.
@@ -47,6 +50,7 @@ from loggp.run.smpi import (
     smpi_tmpdir,
     smpirun,
 )
+from loggp.run.slurm import in_allocation, one_node
 
 
 class LaunchError(LoggpError):
@@ -298,6 +302,8 @@ def tcp_iface(launcher: Launcher) -> str | None:
         return "eth0"
     if launcher.kind == "local" or (launcher.kind == "mpirun" and not launcher.hostfile):
         return LOOPBACK_IFACE
+    if launcher.kind == "slurm" and one_node():
+        return LOOPBACK_IFACE
     return None
 
 
@@ -314,6 +320,11 @@ def point_launch(
     fill the placeholders of the workload's args (default: the point's own, no services);
     stack is the simulated stack of shim smpi (loggp/run/smpi.py)."""
     _check_supported(exp)
+    if exp.launcher.kind == "slurm" and not in_allocation():
+        raise LaunchError(
+            "launcher 'slurm' runs points inside a Slurm allocation (SLURM_JOB_ID is unset): "
+            "run loggp run inside salloc or sbatch, or submit the run with loggp run --slurm"
+        )
     args = [substitute(a, values or {"point_dir": str(point_dir.resolve())}) for a in w.args]
     if exp.emulator.shim == "smpi":
         if stack is None:

@@ -67,6 +67,7 @@ from loggp.run.provenance import delay_distribution, provenance
 from loggp.run.services import ServiceError, Services
 from loggp.run.shmregion import remove_stale_regions
 from loggp.run.smpi import run_stack
+from loggp.run.slurm import allocation, in_allocation, point_records, record_point
 from loggp.run.wirerun import WireSession
 
 _TAIL_LINES = 20
@@ -87,6 +88,7 @@ class RunOptions:
     service_targets: Path | None = None  # the Prometheus server's services file, if any
     stack: Stack | None = None  # shim smpi: the simulated stack (run_plan's default)
     containment: Containment = KEEPER_ONLY  # a cgroup per point where the host allows
+    only: int | None = None  # the one point (its seq) a Slurm array task runs
 
 
 @dataclass
@@ -299,6 +301,8 @@ def run_point(exp: Experiment, p: Point, run_dir: Path, opts: RunOptions) -> Poi
             started = time.time()
             t0 = time.monotonic()
             before = cpu_sample()
+            if exp.launcher.kind == "slurm":
+                record_point(point_dir)
             rc, timed_out = _execute(launch, point_dir, exp.workload_timeout(p.workload), groups)
             other = other_work(before, cpu_sample())
             wall = time.monotonic() - t0
@@ -397,6 +401,18 @@ def _host_noise(rec: RunRecord, console: Console) -> None:
     console.print(f"host noise: {noise.text()}")
 
 
+def _slurm_provenance(rec: RunRecord, run_dir: Path) -> None:
+    """The job's id (a submitted run's: its array's), partition and nodes (an array's
+    tasks have theirs each), and each point's job, array task and nodes."""
+    alloc = allocation()
+    slurm = rec.provenance.setdefault("slurm", {})
+    slurm["job_id"] = alloc.get("array_job_id", alloc.get("job_id"))
+    slurm["partition"] = alloc.get("partition")
+    if "array_job_id" not in alloc:
+        slurm["nodes"] = alloc.get("nodes")
+    slurm["points"] = point_records(run_dir, rec.plan)
+
+
 def new_record(exp: Experiment, yaml_text: str, source: str, plan: list[Point]) -> RunRecord:
     return RunRecord(
         name=exp.name,
@@ -436,7 +452,7 @@ def run_plan(
     metrics = RunMetrics()
     store = Store(run_dir)
     done = store.finished_ids()
-    todo = [p for p in plan if p.point_id not in done]
+    todo = [p for p in plan if p.point_id not in done and opts.only in (None, p.seq)]
     summary = RunSummary(run_dir, len(plan), len(plan) - len(todo), 0, [], False)
     server: PrometheusServer | None = None
     # Processes of a run that died with its keepers (both SIGKILLed) may still run, and
@@ -450,6 +466,8 @@ def run_plan(
     delays = delay_distribution(exp, opts.exp_dir)
     if delays is not None:
         rec.provenance["delay_distribution"] = delays
+    if exp.launcher.kind == "slurm" and in_allocation():
+        _slurm_provenance(rec, run_dir)
     if ended:
         console.print(f"ended {ended} processes left by a dead run (records: {records})")
     with recording(records):
@@ -521,8 +539,12 @@ def run_plan(
                         break
             if summary.failed or (opts.strict and summary.degraded):
                 rec.state = "stopped" if opts.fail_fast else "failed"
+            elif opts.only is not None and len(store.finished_ids()) < len(plan):
+                rec.state = "interrupted"  # the array's other tasks store the rest
             else:
                 rec.state = "complete"
+            if exp.launcher.kind == "slurm" and in_allocation():
+                _slurm_provenance(rec, run_dir)
         except KeyboardInterrupt:
             summary.interrupted = True
             rec.state = "interrupted"

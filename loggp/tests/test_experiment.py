@@ -70,8 +70,10 @@ def test_full_file() -> None:
         (ONE + "    ranks: two\n", "f.yaml:6: key 'workloads[0].ranks': Input should be a valid"),
         (ONE + "    ranks: 0\n", "f.yaml:6: key 'workloads[0].ranks': Input should be greater"),
         (ONE + "colour: red\n", "f.yaml:6: unknown key 'colour' (accepted keys: version, name,"),
-        ("launcher: {kind: slurm}\n" + ONE, "f.yaml:3: key 'launcher.kind': Input should be "
-         "'local', 'mpirun', 'netns' or 'ansible'"),
+        ("launcher: {kind: pbs}\n" + ONE, "f.yaml:3: key 'launcher.kind': Input should be "
+         "'local', 'mpirun', 'netns', 'ansible' or 'slurm'"),
+        ("launcher: {kind: mpirun, nodes: 2}\n" + ONE, "f.yaml:3: key 'launcher': nodes and "
+         "sbatch_args are only read by launcher 'slurm'"),
         ("emulator: {shim: dpdk}\n" + ONE, "f.yaml:3: key 'emulator.shim': Input should be "
          "'fabric', 'wire', 'none' or 'smpi'"),
         ("sweep:\n  knobs:\n    latency: [10us,\n      10]\n" + ONE,

@@ -8,7 +8,7 @@ import pytest
 
 from loggp.errors import KnobError
 from loggp.net.wirectl import WireControlError
-from loggp.plan.experiment import parse_experiment
+from loggp.plan.experiment import Experiment, parse_experiment
 from loggp.plan.knobs import KnobSet
 from loggp.run.launch import LaunchError, find_program, inventory_hostfile, point_launch, preflight
 from loggp.run.wirerun import emulator_control
@@ -222,3 +222,24 @@ def test_the_emulator_node_of_an_inventory(tmp_path: Path) -> None:
         emulator_control(bare)
     with pytest.raises(WireControlError, match=r"needs the wire's emulator node: .*\[emulator\]"):
         emulator_control(tmp_path / "compute.yml")
+
+
+def test_launcher_slurm_refuses_a_point_outside_an_allocation(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("SLURM_JOB_ID", raising=False)
+    exp = Experiment.model_validate(
+        {
+            "version": 1,
+            "name": "s",
+            "launcher": {"kind": "slurm"},
+            "workloads": [{"name": "t", "program": "/bin/true"}],
+        }
+    )
+    w = exp.workloads[0]
+    with pytest.raises(LaunchError, match="inside a Slurm allocation .* loggp run --slurm"):
+        point_launch(exp, w, KnobSet(), tmp_path, None)
+    monkeypatch.setenv("SLURM_JOB_ID", "7")
+    monkeypatch.setenv("SLURM_JOB_NUM_NODES", "1")
+    launch = point_launch(exp, w, KnobSet(), tmp_path, None)
+    assert launch.env["FI_TCP_IFACE"] == "lo"  # one node: every rank on this host

@@ -1,0 +1,61 @@
+"""Helpers of the tests that run Ansible against namespace hosts (`loggp testbed up N
+--ssh`): a playbook run, its recap, the tasks a run changed, a command over ssh."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from loggp.net import sshhosts, testbed
+from loggp.net.inventory import SSH_ARGS
+
+REPO = Path(__file__).resolve().parent.parent
+ANSIBLE = REPO / "ansible"
+PLAY_TIMEOUT_S = 900
+
+
+def play(
+    inventory: Path, playbook: str, extra: dict[str, Any] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """ansible-playbook with the project's ansible.cfg, its output uncoloured."""
+    return subprocess.run(
+        ["ansible-playbook", "-i", str(inventory), playbook, "-e", json.dumps(extra or {})],
+        cwd=ANSIBLE, capture_output=True, text=True, timeout=PLAY_TIMEOUT_S, check=False,
+        env={**os.environ, "ANSIBLE_CONFIG": str(ANSIBLE / "ansible.cfg"), "ANSIBLE_NOCOLOR": "1"},
+    )  # fmt: skip
+
+
+def recap(out: str) -> dict[str, dict[str, int]]:
+    """PLAY RECAP's counts per host."""
+    tail = out[out.rindex("PLAY RECAP") :]
+    return {
+        m.group(1): {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", m.group(2))}
+        for m in re.finditer(r"^(\S+)\s+:\s+(.*)$", tail, re.MULTILINE)
+    }
+
+
+def changed_tasks(out: str) -> list[str]:
+    """The tasks that changed something, each with the hosts it changed (a task's block
+    runs from its TASK line to the next one)."""
+    blocks = re.split(r"^(?=TASK \[|PLAY RECAP)", out, flags=re.M)
+    return [
+        b.splitlines()[0] + " " + " ".join(re.findall(r"^changed: \[\S+?\]", b, re.M))
+        for b in blocks
+        if re.search(r"^changed: ", b, re.M)
+    ]
+
+
+def ssh(
+    state: testbed.State, address: str, command: str, timeout: float = 60
+) -> subprocess.CompletedProcess[str]:
+    """command as root on the host at address, with the testbed's client key."""
+    key = sshhosts.client_key(sshhosts.ssh_dir(Path(state.hosts_dir)))
+    return subprocess.run(
+        ["ssh", "-i", str(key), *SSH_ARGS.split(), "-o", "BatchMode=yes",
+         f"root@{address}", command],
+        capture_output=True, text=True, timeout=timeout, check=False,
+    )  # fmt: skip
