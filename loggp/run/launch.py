@@ -42,6 +42,7 @@ from loggp.run.inventory import Host, InventoryError, read_inventory
 from loggp.run.ompi import shim_mca_args
 from loggp.run.provider import check_provider
 from loggp.run.shim import REPO_ROOT, build_dir, process_env
+from loggp.run.slurm import in_allocation, one_node
 from loggp.run.smpi import (
     calibration_source,
     read_calibration,
@@ -50,7 +51,6 @@ from loggp.run.smpi import (
     smpi_tmpdir,
     smpirun,
 )
-from loggp.run.slurm import in_allocation, one_node
 
 
 class LaunchError(LoggpError):

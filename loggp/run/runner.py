@@ -66,8 +66,8 @@ from loggp.run.proctree import end_recorded
 from loggp.run.provenance import delay_distribution, provenance
 from loggp.run.services import ServiceError, Services
 from loggp.run.shmregion import remove_stale_regions
-from loggp.run.smpi import run_stack
 from loggp.run.slurm import allocation, in_allocation, point_records, record_point
+from loggp.run.smpi import run_stack
 from loggp.run.wirerun import WireSession
 
 _TAIL_LINES = 20
