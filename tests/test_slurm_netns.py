@@ -97,6 +97,12 @@ def test_every_node_is_idle_and_a_step_spans_two_nodes(slurm: SlurmCluster) -> N
     assert set(names) <= set(slurm.state.host_names()), out
 
 
+def own_lock(tmp_path: Path) -> str:
+    """The loggp command with a run lock of the test's own, never the machine's (sbatch
+    exports the environment to every array task)."""
+    return f"LOGGP_RUN_DIR={tmp_path / 'lock'} {Path(sys.executable).parent / 'loggp'}"
+
+
 SWEEP = {
     "version": 1,
     "name": "slurm-pingpong",
@@ -124,7 +130,7 @@ def test_a_sweep_submitted_as_a_job_array_stores_every_point_with_its_task(
     assert slurm.returncodes == [0, 0], "the role did not apply"
     exp, run = tmp_path / "sweep.yaml", tmp_path / "run"
     exp.write_text(yaml.safe_dump(SWEEP))
-    loggp = Path(sys.executable).parent / "loggp"
+    loggp = own_lock(tmp_path)
     rc, out = slurm.on_controller(f"{loggp} run --slurm {exp} --out {run} --no-report", timeout=300)
     assert rc == 0, out
     with sqlite3.connect(run / "results.sqlite") as db:
@@ -161,7 +167,7 @@ def test_a_cancelled_array_leaves_its_points_unstored_and_resume_fills_them(
     assert slurm.returncodes == [0, 0], "the role did not apply"
     exp, run = tmp_path / "sweep.yaml", tmp_path / "run"
     exp.write_text(yaml.safe_dump(SWEEP))
-    loggp = Path(sys.executable).parent / "loggp"
+    loggp = own_lock(tmp_path)
     rc, out = slurm.on_controller(f"{loggp} run --slurm {exp} --out {run} --no-wait --no-report")
     assert rc == 0, out
     job = (run / "slurm" / "job_id").read_text().strip()
