@@ -201,6 +201,8 @@ int lgp_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 	/* Each domain its own stream of the seed's delays. */
 	lgp_eng_set_dist(&dom->eng, &cfg->dist, cfg->dist_stream +
 			 __atomic_fetch_add(&lgp_domain_streams, 1, __ATOMIC_RELAXED));
+	if (cfg->sched.steps)
+		lgp_eng_set_sched(&dom->eng, &cfg->sched, cfg->sched_origin, fab->steps);
 
 	ret = fi_domain(fab->hfabric, lgp_info_real(info, &copy), &dom->hdomain,
 			context);

@@ -36,6 +36,11 @@ struct lgp_fabric {
 	 */
 	uint64_t *pair;
 	uint64_t pair_unmatched;
+	/*
+	 * With a schedule (lgp/sched.h), per step: messages and the latency
+	 * they got ([0, steps) and [steps, 2 steps)).
+	 */
+	uint64_t *steps;
 	bool stats_written;
 	struct lgp_fabric *next;	/* list of open fabrics for exit dump */
 };

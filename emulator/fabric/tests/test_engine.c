@@ -631,6 +631,59 @@ static void test_drawn_latency(void)
 	lgp_dist_fini(&dist);
 }
 
+/*
+ * A schedule's steps apply at their times from the origin: an operation
+ * gets the knobs of the step in effect when it is submitted, its port is
+ * paced at the new G keeping its state, each step's messages and L are
+ * counted, and an L a step lowers does not overtake the queued one.
+ */
+static void test_schedule(void)
+{
+	struct lgp_sched_step step[3] = {
+		{ .at_ns = 0, .params = { .latency_ns = 1000 } },
+		{ .at_ns = 5000, .params = { .latency_ns = 20000, .bulk_gap_fs = 1000000 } },
+		{ .at_ns = 9000, .params = { .latency_ns = 0, .bulk_gap_fs = 1000000 } },
+	};
+	struct lgp_sched sched = { .steps = 3, .step = step };
+	struct lgp_eng_msg m = msg_of(100);
+	uint64_t counts[6] = { 0 };
+	struct rig r;
+	struct lgp_eng_port *port = &r.port[0];
+	struct op a = { .id = 1, .port = port }, b = { .id = 2, .port = port },
+		  c = { .id = 3, .port = port };
+
+	setup(&r, (struct lgp_params){ 0 }, 16);
+	fake_now = 100;
+	/* the origin 100 ns before the clock's now: step 0 at once */
+	lgp_eng_set_sched(&r.eng, &sched, 0, counts);
+	CHECK_EQ_U64(r.eng.params.latency_ns, 1000);
+	CHECK_EQ_INT(send_op(&r, &a, &m), LGP_ENG_DEFER);
+	CHECK_EQ_U64(r.plan.post_at, 1100);
+	/* at 5000 step 1: L 20 us, G 1 ns/B on the same port (a leaves first) */
+	fake_now = 5000;
+	CHECK_EQ_INT(send_op(&r, &b, &m), LGP_ENG_DEFER);
+	CHECK_EQ_U64(r.eng.step, 1);
+	CHECK_EQ_U64(r.plan.left, 5100);
+	CHECK_EQ_U64(r.plan.post_at, 25100);
+	/* at 9000 step 2: L 0, yet it waits for the queued one before it */
+	fake_now = 9000;
+	CHECK_EQ_INT(send_op(&r, &c, &m), LGP_ENG_DEFER);
+	CHECK_EQ_U64(r.plan.post_at, 25100);
+	CHECK_EQ_U64(r.plan.latency, 25100 - 9100);
+	CHECK_EQ_U64(counts[0], 1);
+	CHECK_EQ_U64(counts[1], 1);
+	CHECK_EQ_U64(counts[2], 1);
+	CHECK_EQ_U64(counts[3], 1000);
+	CHECK_EQ_U64(counts[4], 20000);
+	CHECK_EQ_U64(counts[5], 16000);
+	CHECK_EQ_U64(r.eng.next_step, UINT64_MAX);
+	fake_now = 25100;
+	CHECK_EQ_U64(lgp_eng_release(&r.eng, fake_now), 2);
+	CHECK_EQ_U64(nposted, 3);
+	CHECK(posted[0] == 1 && posted[1] == 2 && posted[2] == 3);
+	lgp_eng_fini(&r.eng);
+}
+
 int main(void)
 {
 	test_post_at_once();
@@ -648,5 +701,6 @@ int main(void)
 	test_release_while_spinning();
 	test_recv_overhead();
 	test_drawn_latency();
+	test_schedule();
 	return check_done("test_engine");
 }
