@@ -252,7 +252,7 @@ uint64_t lgp_sched_due(const struct lgp_sched *s, int64_t origin, uint32_t k)
 uint32_t lgp_sched_step_at(const struct lgp_sched *s, int64_t origin, uint32_t k,
 			   uint64_t now_ns)
 {
-	while (lgp_sched_due(s, origin, k + 1) <= now_ns)
+	while (k + 1 < s->steps && lgp_sched_due(s, origin, k + 1) <= now_ns)
 		k++;
 	return k;
 }
