@@ -118,7 +118,7 @@ static void lgp_eng_reserve(struct lgp_engine *eng, struct lgp_eng_port *port,
 			    struct lgp_eng_plan *plan)
 {
 	const struct lgp_params *p = &eng->params;
-	uint64_t L = p->latency_ns, due;
+	uint64_t L = p->latency_ns, due, path_left;
 
 	if (eng->dist) {
 		L = lgp_dist_draw(eng->dist, &eng->rng) + L;
@@ -133,6 +133,17 @@ static void lgp_eng_reserve(struct lgp_engine *eng, struct lgp_eng_port *port,
 	plan->saved_last_post = port->last_post;
 	plan->left = lgp_pacer_inject(&port->pacer, plan->ready, msg->len,
 				      &plan->start);
+	plan->path = msg->path;
+	plan->paced = 0;
+	if (msg->path) {
+		plan->saved_path = *msg->path;
+		path_left = lgp_pacer_inject(msg->path, plan->start, msg->len,
+					     &plan->start);
+		if (path_left > plan->left) {
+			plan->paced = path_left - plan->left;
+			plan->left = path_left;
+		}
+	}
 	if (msg->returns_data) {
 		plan->return_at = lgp_eng_add(plan->left, lgp_eng_add(L, L));
 		plan->post_at = lgp_eng_add(plan->start, L);
@@ -221,6 +232,8 @@ void lgp_eng_cancel(struct lgp_eng_port *port, const struct lgp_eng_plan *plan)
 {
 	port->pacer = plan->saved;
 	port->last_post = plan->saved_last_post;
+	if (plan->path)
+		*plan->path = plan->saved_path;
 }
 
 void lgp_eng_refuse(struct lgp_engine *eng, struct lgp_eng_port *port,

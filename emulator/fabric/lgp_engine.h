@@ -14,7 +14,12 @@
  *          lock; the clock read after it is when the operation is ready.
  *   g, G   the port is reserved (lgp/pacer.h): start = max(ready,
  *          port_free), left = start + n*G, port free again at
- *          start + max(g, n*G).
+ *          start + max(g, n*G).  A topology's path towards the
+ *          destination (msg->path: its own pacer of the pair's g and G,
+ *          lgp_topo.h) is reserved in series, from the port's start:
+ *          the operation starts when both are free and has left when
+ *          both have let it through, so the narrower of the two sets
+ *          its n*G (plan->paced: what the path added).
  *   L      it is due at post_at = left + L.  An operation whose data
  *          comes back (a read, a fetching atomic) is a small request
  *          that leaves at start: post_at = start + L; its data is seen
@@ -147,6 +152,7 @@ struct lgp_eng_msg {
 	bool has_tx_cq;		/* its endpoint has a transmit CQ */
 	bool tx_cq_full;	/* that CQ cannot take another completion */
 	uint64_t pair_latency_ns;	/* the topology's, towards its destination */
+	struct lgp_pacer *path;		/* the path's pacer towards it, or NULL */
 };
 
 /* The times of one submitted operation. */
@@ -160,7 +166,10 @@ struct lgp_eng_plan {
 	uint64_t latency;	/* the L it got: drawn, the topology's added,
 				   raised for order */
 	uint32_t step;		/* the schedule's step it was reserved under */
+	uint64_t paced;		/* how much later it left for its path */
 	struct lgp_pacer saved;	/* the port before the reservation */
+	struct lgp_pacer *path;	/* the path reserved, and it before */
+	struct lgp_pacer saved_path;
 	uint64_t saved_last_post;
 };
 

@@ -352,12 +352,6 @@ class Experiment(_Model):
                 f"network: applied by the fabric shim only: expected emulator.shim fabric, "
                 f"not {self.emulator.shim}"
             )
-        for lv in net.levels:
-            if parse_knob("gap", lv.gap) or parse_knob("bulk_gap", lv.bulk_gap):
-                raise ValueError(
-                    f"network level {lv.name}: gap and bulk_gap per pair are not applied by "
-                    "the fabric shim yet: expected only latency (docs/experiments.md, network)"
-                )
         for i, w in enumerate(self.workloads):
             try:
                 net.check_ranks(w.ranks)

@@ -240,6 +240,44 @@ static void test_pair_latency(void)
 }
 
 /*
+ * A topology's path towards a destination paces in series with the port:
+ * its G sets when a message has left, a second message to it waits for
+ * the path, one to another destination only for the port, and a cancel
+ * gives the path back.
+ */
+static void test_pair_path(void)
+{
+	struct lgp_pacer path;
+	struct lgp_eng_msg far = msg_of(100), near = msg_of(100);
+	struct rig r;
+	struct lgp_eng_port *port = &r.port[0];
+	struct op a = { .id = 1, .port = port }, b = { .id = 2, .port = port },
+		  c = { .id = 3, .port = port };
+
+	lgp_pacer_init(&path, 0, 1000000);	/* G 1 ns/B */
+	far.path = &path;
+	/* the port's own G is 0.5 ns/B: the path is the narrower */
+	setup(&r, (struct lgp_params){ .latency_ns = 1000, .bulk_gap_fs = 500000 }, 16);
+	CHECK_EQ_INT(send_op(&r, &a, &far), LGP_ENG_DEFER);
+	CHECK_EQ_U64(r.plan.start, 0);
+	CHECK_EQ_U64(r.plan.left, 100);
+	CHECK_EQ_U64(r.plan.paced, 50);
+	CHECK_EQ_U64(r.plan.post_at, 1100);
+	/* the port is free at 50, the path at 100 */
+	CHECK_EQ_INT(send_op(&r, &b, &far), LGP_ENG_DEFER);
+	CHECK_EQ_U64(r.plan.start, 100);
+	CHECK_EQ_U64(r.plan.left, 200);
+	CHECK_EQ_U64(r.plan.paced, 100);
+	lgp_eng_cancel(port, &r.plan);
+	CHECK_EQ_U64(lgp_pacer_free_ns(&path), 100);
+	CHECK_EQ_INT(send_op(&r, &c, &near), LGP_ENG_DEFER);
+	CHECK_EQ_U64(r.plan.start, 50);
+	CHECK_EQ_U64(r.plan.left, 100);
+	CHECK_EQ_U64(r.plan.paced, 0);
+	lgp_eng_fini(&r.eng);
+}
+
+/*
  * A read is a small request that leaves at start; its n bytes come back
  * over the same port, so its data is seen at start + L + n*G + L at the
  * earliest, and L after the real completion.
@@ -692,6 +730,7 @@ int main(void)
 	test_returned_data();
 	test_order();
 	test_pair_latency();
+	test_pair_path();
 	test_release_order();
 	test_wait_without_cq();
 	test_full();
