@@ -186,6 +186,7 @@ int lgp_sched_load(struct lgp_sched *s, const char *path,
 		   const struct lgp_params *base, char *err, size_t errlen)
 {
 	struct sched_ctx c = { .s = s, .path = path, .err = err, .errlen = errlen };
+	struct lgp_sched_step *shrunk;
 	char line[SCHED_LINE_MAX];
 	int ret = 0;
 	FILE *f;
@@ -222,6 +223,10 @@ int lgp_sched_load(struct lgp_sched *s, const char *path,
 		return ret;
 	}
 	sched_peak(s);
+	/* The file is read into room for the most steps; keep what it used. */
+	shrunk = realloc(s->step, s->steps * sizeof(*s->step));
+	if (shrunk)
+		s->step = shrunk;
 	return 0;
 }
 
