@@ -51,7 +51,8 @@ static uint64_t lgp_cntr_charge(struct lgp_cntr *c, uint64_t value)
 {
 	uint64_t seen;
 
-	if (!c->dom->eng.params.recv_overhead_ns || !c->counts_recv)
+	if (!__atomic_load_n(&c->dom->eng.params.recv_overhead_ns, __ATOMIC_RELAXED) ||
+	    !c->counts_recv)
 		return value;
 	seen = __atomic_exchange_n(&c->seen, value, __ATOMIC_RELAXED);
 	if (value > seen)

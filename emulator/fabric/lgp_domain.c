@@ -49,6 +49,7 @@ static int lgp_domain_close(struct fid *fid)
 	}
 	lgp_eng_fini(&dom->eng);
 	pthread_mutex_destroy(&dom->lock);
+	free(dom->paths);
 	free(dom);
 	return 0;
 }
@@ -167,6 +168,19 @@ static struct fi_ops_domain lgp_domain_ops = {
 	.endpoint2 = lgp_domain_endpoint2,
 };
 
+/* One pacer per destination rank of the topology's gap and bulk gap. */
+static int lgp_domain_paths(struct lgp_domain *dom, const struct lgp_topo *t)
+{
+	uint32_t d;
+
+	dom->paths = calloc(t->ranks, sizeof(*dom->paths));
+	if (!dom->paths)
+		return -FI_ENOMEM;
+	for (d = 0; d < t->ranks; d++)
+		lgp_pacer_init(&dom->paths[d], t->gap_ns[d], t->bulk_gap_fs[d]);
+	return 0;
+}
+
 int lgp_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 		    struct fid_domain **domain, void *context)
 {
@@ -187,6 +201,13 @@ int lgp_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 	dom->fab = fab;
 	dom->active = cfg->active;
 	dom->topo = cfg->topo.adds ? &cfg->topo : NULL;
+	if (cfg->topo.paces) {
+		ret = lgp_domain_paths(dom, &cfg->topo);
+		if (ret) {
+			free(dom);
+			return ret;
+		}
+	}
 	dom->next_signal = UINT64_MAX;
 	pthread_mutexattr_init(&ma);
 	pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_RECURSIVE);
@@ -201,6 +222,8 @@ int lgp_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 	/* Each domain its own stream of the seed's delays. */
 	lgp_eng_set_dist(&dom->eng, &cfg->dist, cfg->dist_stream +
 			 __atomic_fetch_add(&lgp_domain_streams, 1, __ATOMIC_RELAXED));
+	if (cfg->sched.steps)
+		lgp_eng_set_sched(&dom->eng, &cfg->sched, cfg->sched_origin, fab->steps);
 
 	ret = fi_domain(fab->hfabric, lgp_info_real(info, &copy), &dom->hdomain,
 			context);
@@ -227,6 +250,7 @@ err_domain:
 err_queue:
 	lgp_eng_fini(&dom->eng);
 	pthread_mutex_destroy(&dom->lock);
+	free(dom->paths);
 	free(dom);
 	return ret;
 }

@@ -36,6 +36,7 @@ struct lgp_domain {
 	pthread_mutex_t lock;
 	struct lgp_engine eng;		/* knobs, deferred operations */
 	const struct lgp_topo *topo;	/* latency per destination, or NULL */
+	struct lgp_pacer *paths;	/* [ranks]: g and G towards each, or NULL */
 	size_t inflight;		/* shim posts awaiting real completion */
 	struct lgp_cq *cqs;		/* this domain's CQs */
 	struct lgp_ep *eps;		/* this domain's endpoints */

@@ -22,6 +22,8 @@ int lgp_eng_init(struct lgp_engine *eng, const struct lgp_params *params,
 	eng->ops = ops;
 	eng->stats = stats;
 	eng->next_release = UINT64_MAX;
+	eng->next_step = UINT64_MAX;
+	eng->dist_latency_ns = params->latency_ns;
 	return depth ? lgp_dq_init(&eng->queue, depth) : 0;
 }
 
@@ -37,6 +39,34 @@ void lgp_eng_set_dist(struct lgp_engine *eng, const struct lgp_dist *dist,
 		return;
 	eng->dist = dist;
 	lgp_dist_rng_init(&eng->rng, dist, stream);
+}
+
+/*
+ * The overheads are read without the lock (lgp_eng_send_overhead(), the
+ * counters), so a step stores each param atomically.
+ */
+static void lgp_eng_step(struct lgp_engine *eng, uint64_t now)
+{
+	const struct lgp_sched *s = eng->sched;
+	const uint64_t *from;
+	uint64_t *to = (uint64_t *)&eng->params;
+	size_t i;
+
+	eng->step = lgp_sched_step_at(s, eng->sched_origin, eng->step, now);
+	eng->next_step = lgp_sched_due(s, eng->sched_origin, eng->step + 1);
+	from = (const uint64_t *)&s->step[eng->step].params;
+	for (i = 0; i < sizeof(eng->params) / sizeof(uint64_t); i++)
+		__atomic_store_n(&to[i], from[i], __ATOMIC_RELAXED);
+}
+
+void lgp_eng_set_sched(struct lgp_engine *eng, const struct lgp_sched *sched,
+		       int64_t origin, uint64_t *counts)
+{
+	eng->sched = sched;
+	eng->sched_origin = origin;
+	eng->step_counts = counts;
+	eng->step = 0;
+	lgp_eng_step(eng, eng->ops->now());
 }
 
 void lgp_eng_port_init(const struct lgp_engine *eng, struct lgp_eng_port *port)
@@ -69,7 +99,7 @@ static void lgp_eng_spin_releasing(struct lgp_engine *eng, uint64_t deadline)
 
 void lgp_eng_send_overhead(struct lgp_engine *eng)
 {
-	uint64_t o_s = eng->params.send_overhead_ns;
+	uint64_t o_s = __atomic_load_n(&eng->params.send_overhead_ns, __ATOMIC_RELAXED);
 
 	if (!o_s)
 		return;
@@ -87,14 +117,33 @@ static void lgp_eng_reserve(struct lgp_engine *eng, struct lgp_eng_port *port,
 			    const struct lgp_eng_msg *msg,
 			    struct lgp_eng_plan *plan)
 {
-	uint64_t L = (eng->dist ? lgp_dist_draw(eng->dist, &eng->rng) :
-				  eng->params.latency_ns) + msg->pair_latency_ns;
-	uint64_t due;
+	const struct lgp_params *p = &eng->params;
+	uint64_t L = p->latency_ns, due, path_left;
 
+	if (eng->dist) {
+		L = lgp_dist_draw(eng->dist, &eng->rng) + L;
+		L = L > eng->dist_latency_ns ? L - eng->dist_latency_ns : 0;
+	}
+	L += msg->pair_latency_ns;
+	/* A step changed g or G: the port keeps its state, paced anew. */
+	if (port->pacer.gap_ns != p->gap_ns || port->pacer.bulk_gap_fs != p->bulk_gap_fs)
+		lgp_pacer_set(&port->pacer, p->gap_ns, p->bulk_gap_fs, 0);
+	plan->step = eng->step;
 	plan->saved = port->pacer;
 	plan->saved_last_post = port->last_post;
 	plan->left = lgp_pacer_inject(&port->pacer, plan->ready, msg->len,
 				      &plan->start);
+	plan->path = msg->path;
+	plan->paced = 0;
+	if (msg->path) {
+		plan->saved_path = *msg->path;
+		path_left = lgp_pacer_inject(msg->path, plan->start, msg->len,
+					     &plan->start);
+		if (path_left > plan->left) {
+			plan->paced = path_left - plan->left;
+			plan->left = path_left;
+		}
+	}
 	if (msg->returns_data) {
 		plan->return_at = lgp_eng_add(plan->left, lgp_eng_add(L, L));
 		plan->post_at = lgp_eng_add(plan->start, L);
@@ -103,7 +152,8 @@ static void lgp_eng_reserve(struct lgp_engine *eng, struct lgp_eng_port *port,
 		plan->post_at = lgp_eng_add(plan->left, L);
 	}
 	plan->latency = L;
-	if (eng->dist) {
+	/* A drawn L, or one a step lowered, must not overtake what went before. */
+	if (eng->dist || eng->sched) {
 		due = lgp_dist_in_order(&port->last_post, plan->post_at);
 		plan->latency += due - plan->post_at;
 		plan->post_at = due;
@@ -171,12 +221,19 @@ void lgp_eng_posted(struct lgp_engine *eng, const struct lgp_eng_msg *msg,
 	lgp_stats_add(s, LGP_STAT_LATENCY_NS, plan->latency);
 	if (eng->dist)
 		lgp_stats_delay(s, plan->latency);
+	if (eng->step_counts) {
+		__atomic_fetch_add(&eng->step_counts[plan->step], 1, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&eng->step_counts[eng->sched->steps + plan->step],
+				   plan->latency, __ATOMIC_RELAXED);
+	}
 }
 
 void lgp_eng_cancel(struct lgp_eng_port *port, const struct lgp_eng_plan *plan)
 {
 	port->pacer = plan->saved;
 	port->last_post = plan->saved_last_post;
+	if (plan->path)
+		*plan->path = plan->saved_path;
 }
 
 void lgp_eng_refuse(struct lgp_engine *eng, struct lgp_eng_port *port,
@@ -217,6 +274,8 @@ size_t lgp_eng_release(struct lgp_engine *eng, uint64_t now)
 	uint64_t due, posted = 0, end, sched;
 	size_t n = 0;
 
+	if (eng->sched && now >= eng->next_step)
+		lgp_eng_step(eng, now);
 	if (eng->releasing)
 		return 0;
 	eng->releasing = true;
@@ -273,7 +332,7 @@ uint64_t lgp_eng_port_last_due(const struct lgp_engine *eng,
 
 void lgp_eng_recv_overhead(struct lgp_engine *eng, uint64_t nrecv)
 {
-	uint64_t o_r = eng->params.recv_overhead_ns;
+	uint64_t o_r = __atomic_load_n(&eng->params.recv_overhead_ns, __ATOMIC_RELAXED);
 
 	if (!o_r || !nrecv)
 		return;

@@ -14,7 +14,12 @@
  *          lock; the clock read after it is when the operation is ready.
  *   g, G   the port is reserved (lgp/pacer.h): start = max(ready,
  *          port_free), left = start + n*G, port free again at
- *          start + max(g, n*G).
+ *          start + max(g, n*G).  A topology's path towards the
+ *          destination (msg->path: its own pacer of the pair's g and G,
+ *          lgp_topo.h) is reserved in series, from the port's start:
+ *          the operation starts when both are free and has left when
+ *          both have let it through, so the narrower of the two sets
+ *          its n*G (plan->paced: what the path added).
  *   L      it is due at post_at = left + L.  An operation whose data
  *          comes back (a read, a fetching atomic) is a small request
  *          that leaves at start: post_at = start + L; its data is seen
@@ -53,6 +58,15 @@
  *          A port's post times never decrease, so its operations reach
  *          the provider in the order they were issued.
  *   o_r    lgp_eng_recv_overhead() spins o_r per receive completion.
+ *   steps  With a schedule (lgp_eng_set_sched, lgp/sched.h) the knobs
+ *          change at its times: lgp_eng_release() (every submit, CQ or
+ *          counter read and the progress thread's pass) moves to the
+ *          step due at its now, and an operation gets the knobs of the
+ *          step in effect when it is submitted; a port's pacer takes
+ *          the new g and G at its next reservation, keeping its state.
+ *          A drawn L moves by the step's latency less the knob's; as with
+ *          a distribution, post_at is raised to the port's previous one,
+ *          so a step that lowers L keeps the port's order.
  *   spins  o_s, o_r and a wait are spun releasing what falls due
  *          meanwhile (ops->try_release): a rank busy in the shim is not
  *          the network, and while the ranks fill the cores nothing else
@@ -77,6 +91,7 @@
 #include <lgp/dqueue.h>
 #include <lgp/knob.h>
 #include <lgp/pacer.h>
+#include <lgp/sched.h>
 #include <lgp/stats.h>
 
 /* Limits of one endpoint's queued operations (back-pressure beyond them). */
@@ -115,6 +130,12 @@ struct lgp_engine {
 	bool releasing;			/* lgp_eng_release() is running */
 	const struct lgp_dist *dist;	/* L drawn from it; NULL: the knob */
 	struct lgp_dist_rng rng;
+	uint64_t dist_latency_ns;	/* the latency dist draws around */
+	const struct lgp_sched *sched;	/* knobs over time, or NULL */
+	int64_t sched_origin;		/* its time 0 on ops->now's clock */
+	uint32_t step;			/* the step in effect */
+	uint64_t next_step;		/* when the next falls due; UINT64_MAX */
+	uint64_t *step_counts;		/* [2 steps]: messages and L per step */
 };
 
 struct lgp_eng_port {
@@ -131,6 +152,7 @@ struct lgp_eng_msg {
 	bool has_tx_cq;		/* its endpoint has a transmit CQ */
 	bool tx_cq_full;	/* that CQ cannot take another completion */
 	uint64_t pair_latency_ns;	/* the topology's, towards its destination */
+	struct lgp_pacer *path;		/* the path's pacer towards it, or NULL */
 };
 
 /* The times of one submitted operation. */
@@ -143,7 +165,11 @@ struct lgp_eng_plan {
 	uint64_t return_at;	/* returned data is seen, if any */
 	uint64_t latency;	/* the L it got: drawn, the topology's added,
 				   raised for order */
+	uint32_t step;		/* the schedule's step it was reserved under */
+	uint64_t paced;		/* how much later it left for its path */
 	struct lgp_pacer saved;	/* the port before the reservation */
+	struct lgp_pacer *path;	/* the path reserved, and it before */
+	struct lgp_pacer saved_path;
 	uint64_t saved_last_post;
 };
 
@@ -171,6 +197,15 @@ void lgp_eng_fini(struct lgp_engine *eng);
  */
 void lgp_eng_set_dist(struct lgp_engine *eng, const struct lgp_dist *dist,
 		      uint64_t stream);
+
+/*
+ * Applies sched (shared, read-only; at least one step) from now on, its
+ * time 0 at origin on ops->now's clock; counts each step's operations and
+ * the L they got in counts[k] and counts[steps + k] (atomically), if not
+ * NULL.  Before the engine's first submit.
+ */
+void lgp_eng_set_sched(struct lgp_engine *eng, const struct lgp_sched *sched,
+		       int64_t origin, uint64_t *counts);
 
 void lgp_eng_port_init(const struct lgp_engine *eng, struct lgp_eng_port *port);
 

@@ -38,15 +38,19 @@ static bool lgp_prov_is_utility(const struct fi_provider *prov)
 }
 
 void lgp_fabric_count_pair(struct lgp_fabric *fab, const struct lgp_topo_dest *d,
-			   uint64_t latency_ns)
+			   const struct lgp_eng_msg *msg, const struct lgp_eng_plan *plan)
 {
-	uint32_t ranks = lgp_config_get()->topo.ranks;
+	uint64_t *p = fab->pair, n = lgp_config_get()->topo.ranks;
 
 	if (!d || d->rank < 0) {
 		__atomic_fetch_add(&fab->pair_unmatched, 1, __ATOMIC_RELAXED);
-	} else if (fab->pair) {
-		__atomic_fetch_add(&fab->pair[d->rank], 1, __ATOMIC_RELAXED);
-		__atomic_fetch_add(&fab->pair[ranks + d->rank], latency_ns, __ATOMIC_RELAXED);
+	} else if (p) {
+		p += d->rank;
+		__atomic_fetch_add(&p[LGP_PAIR_MSGS * n], 1, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&p[LGP_PAIR_LATENCY * n], msg->pair_latency_ns,
+				   __ATOMIC_RELAXED);
+		__atomic_fetch_add(&p[LGP_PAIR_BYTES * n], msg->len, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&p[LGP_PAIR_PACED * n], plan->paced, __ATOMIC_RELAXED);
 	}
 }
 
@@ -78,23 +82,40 @@ static void lgp_fabric_put_list(char *line, size_t size, size_t *pos, const char
 }
 
 /*
- * The topology's fields replace the closing brace of the core's line of
- * len bytes: "rank", "pair_unmatched", "pair_msgs" and "pair_latency_ns"
- * (README.md, "Counters").  Returns the new length, size or more if the
- * line did not fit.
+ * The topology's and the schedule's fields replace the closing brace of
+ * the core's line of len bytes: "rank", "pair_unmatched", "pair_msgs",
+ * "pair_latency_ns", "pair_bytes" and "pair_paced_ns"; "step_origin_ns", "step_msgs" and "step_latency_ns" (README.md,
+ * "Counters").  Returns the new length, size or more if the line did not
+ * fit.
  */
-static size_t lgp_fabric_put_pairs(const struct lgp_fabric *fab, char *line, size_t size,
+static size_t lgp_fabric_put_extra(const struct lgp_fabric *fab, char *line, size_t size,
 				   size_t len)
 {
-	const struct lgp_topo *t = &lgp_config_get()->topo;
+	const struct lgp_config *cfg = lgp_config_get();
+	const struct lgp_topo *t = &cfg->topo;
+	uint32_t steps = cfg->sched.steps;
 	size_t pos = len - 1;
 
-	lgp_fabric_put(line, size, &pos, ",\"rank\":%u,\"pair_unmatched\":%" PRIu64,
-		       t->rank, __atomic_load_n(&fab->pair_unmatched, __ATOMIC_RELAXED));
+	if (t->on)
+		lgp_fabric_put(line, size, &pos, ",\"rank\":%u,\"pair_unmatched\":%" PRIu64,
+			       t->rank,
+			       __atomic_load_n(&fab->pair_unmatched, __ATOMIC_RELAXED));
 	if (fab->pair) {
-		lgp_fabric_put_list(line, size, &pos, "pair_msgs", fab->pair, t->ranks);
+		lgp_fabric_put_list(line, size, &pos, "pair_msgs",
+				    fab->pair + LGP_PAIR_MSGS * t->ranks, t->ranks);
 		lgp_fabric_put_list(line, size, &pos, "pair_latency_ns",
-				    fab->pair + t->ranks, t->ranks);
+				    fab->pair + LGP_PAIR_LATENCY * t->ranks, t->ranks);
+		lgp_fabric_put_list(line, size, &pos, "pair_bytes",
+				    fab->pair + LGP_PAIR_BYTES * t->ranks, t->ranks);
+		lgp_fabric_put_list(line, size, &pos, "pair_paced_ns",
+				    fab->pair + LGP_PAIR_PACED * t->ranks, t->ranks);
+	}
+	if (fab->steps) {
+		lgp_fabric_put(line, size, &pos, ",\"step_origin_ns\":%" PRIu64,
+			       cfg->sched_origin_unix_ns);
+		lgp_fabric_put_list(line, size, &pos, "step_msgs", fab->steps, steps);
+		lgp_fabric_put_list(line, size, &pos, "step_latency_ns",
+				    fab->steps + steps, steps);
 	}
 	lgp_fabric_put(line, size, &pos, "}");
 	return pos;
@@ -103,8 +124,9 @@ static size_t lgp_fabric_put_pairs(const struct lgp_fabric *fab, char *line, siz
 void lgp_fabric_stats_write(struct lgp_fabric *fab)
 {
 	const struct lgp_config *cfg = lgp_config_get();
-	/* the counters, a delay histogram, two numbers per destination */
-	size_t size = 4096 + (cfg->topo.on ? 2 * 21 * (size_t)cfg->topo.ranks + 128 : 0);
+	/* the counters, a delay histogram, numbers per destination and step */
+	size_t size = 4096 + (cfg->topo.on ? LGP_PAIR_COUNT * 21 * (size_t)cfg->topo.ranks + 160 : 0) +
+		      (fab->steps ? 2 * 21 * (size_t)cfg->sched.steps + 64 : 0);
 	char *line = malloc(size);
 	int len, fd;
 
@@ -116,8 +138,8 @@ void lgp_fabric_stats_write(struct lgp_fabric *fab)
 	len = lgp_stats_json(&fab->stats, fab->prov_name, line, 4096 - 1);
 	if (len >= 4096 - 1)
 		len = -1;
-	else if (len > 0 && cfg->topo.on)
-		len = (int)lgp_fabric_put_pairs(fab, line, size - 1, (size_t)len);
+	else if (len > 0 && (cfg->topo.on || fab->steps))
+		len = (int)lgp_fabric_put_extra(fab, line, size - 1, (size_t)len);
 	if (len < 0 || (size_t) len >= size - 1) {
 		free(line);
 		return;
@@ -171,6 +193,7 @@ static int lgp_fabric_close(struct fid *fid)
 	}
 	pthread_mutex_unlock(&lgp_fabric_list_lock);
 	free(fab->pair);
+	free(fab->steps);
 	free(fab);
 	return 0;
 }
@@ -297,7 +320,9 @@ int lgp_fabric_hook(struct fi_fabric_attr *attr, struct fid_fabric **fabric,
 	if (lgp_dist_active(&cfg->dist))
 		lgp_stats_delay_init(&fab->stats, lgp_dist_max_ns(&cfg->dist));
 	if (cfg->topo.on)	/* without memory: only pair_unmatched is kept */
-		fab->pair = calloc(2 * (size_t)cfg->topo.ranks, sizeof(*fab->pair));
+		fab->pair = calloc(LGP_PAIR_COUNT * (size_t)cfg->topo.ranks, sizeof(*fab->pair));
+	if (cfg->sched.steps)	/* without memory: no counts per step */
+		fab->steps = calloc(2 * (size_t)cfg->sched.steps, sizeof(*fab->steps));
 	fab->fabric.fid.fclass = FI_CLASS_FABRIC;
 	fab->fabric.fid.context = attr->fabric->fid.context;
 	fab->fabric.fid.ops = &lgp_fabric_fi_ops;

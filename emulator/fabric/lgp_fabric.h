@@ -30,12 +30,18 @@ struct lgp_fabric {
 	const char *prov_name;
 	struct lgp_stats stats;
 	/*
-	 * With a topology (lgp_topo.h), per destination rank: messages and
-	 * the latency the topology added to them ([0, ranks) and [ranks,
-	 * 2 ranks)); and messages to a destination of no known rank.
+	 * With a topology (lgp_topo.h), per destination rank: messages, the
+	 * latency the topology added to them, their bytes and how much later
+	 * its path's g and G let them leave (LGP_PAIR_* blocks of ranks); and
+	 * messages to a destination of no known rank.
 	 */
 	uint64_t *pair;
 	uint64_t pair_unmatched;
+	/*
+	 * With a schedule (lgp/sched.h), per step: messages and the latency
+	 * they got ([0, steps) and [steps, 2 steps)).
+	 */
+	uint64_t *steps;
 	bool stats_written;
 	struct lgp_fabric *next;	/* list of open fabrics for exit dump */
 };
@@ -46,9 +52,14 @@ int lgp_fabric_hook(struct fi_fabric_attr *attr, struct fid_fabric **fabric,
 		    void *context);
 /* Writes the fabric's counters once (LOGGP_STATS_FILE, the log). */
 void lgp_fabric_stats_write(struct lgp_fabric *fab);
+enum { LGP_PAIR_MSGS, LGP_PAIR_LATENCY, LGP_PAIR_BYTES, LGP_PAIR_PACED, LGP_PAIR_COUNT };
+
+struct lgp_eng_msg;
+struct lgp_eng_plan;
+
 /* Counts a message to a destination (NULL: none looked up) of the topology. */
 void lgp_fabric_count_pair(struct lgp_fabric *fab, const struct lgp_topo_dest *d,
-			   uint64_t latency_ns);
+			   const struct lgp_eng_msg *msg, const struct lgp_eng_plan *plan);
 /* The same for every fabric still open. */
 void lgp_fabric_stats_write_all(void);
 

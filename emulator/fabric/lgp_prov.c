@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <lgp/clock.h>
@@ -98,13 +99,29 @@ static long lgp_launcher_rank(void)
 }
 
 /*
+ * The schedule's time 0 on the shim's clock: its start line (the ranks'
+ * common origin) mapped through CLOCK_REALTIME read beside the clock, or
+ * now.
+ */
+static void lgp_sched_origin_now(struct lgp_config *c)
+{
+	struct timespec ts;
+	uint64_t now = lgp_now_ns(), real;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	real = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+	c->sched_origin = lgp_sched_origin(&c->sched, now, real);
+	c->sched_origin_unix_ns = real - (uint64_t)((int64_t)now - c->sched_origin);
+}
+
+/*
  * A LOGGP_* name that is not in the registry, a setting's bad value or a
  * knob's bad value all leave c->error set: the shim then refuses to run.
  */
 static void lgp_config_load(void)
 {
 	struct lgp_config *c = &lgp_cfg;
-	const char *sf, *pt, *topo;
+	const char *sf, *pt, *topo, *sched;
 	long rank = lgp_launcher_rank();
 	int ret;
 
@@ -119,11 +136,16 @@ static void lgp_config_load(void)
 	topo = getenv(lgp_setting_env(LGP_SETTING_TOPOLOGY));
 	if (!ret && topo)
 		ret = lgp_topo_load(&c->topo, topo, rank, c->errmsg, sizeof(c->errmsg));
+	sched = getenv(lgp_setting_env(LGP_SETTING_SCHEDULE));
+	if (!ret && sched)
+		ret = lgp_sched_load(&c->sched, sched, &c->params, c->errmsg,
+				     sizeof(c->errmsg));
 	if (ret) {
 		c->error = ret;
 		return;
 	}
-	c->active = lgp_params_active(&c->params) || lgp_dist_active(&c->dist) ||
+	c->peak = c->sched.steps ? c->sched.peak : c->params;
+	c->active = lgp_params_active(&c->peak) || lgp_dist_active(&c->dist) ||
 		    c->topo.adds;
 	c->dist_stream = (uint64_t)(rank < 0 ? 0 : rank) << 32;
 	pt = getenv(lgp_setting_env(LGP_SETTING_PROGRESS_THREAD));
@@ -139,6 +161,8 @@ static void lgp_config_load(void)
 	}
 	if (c->active)
 		lgp_clock_init();
+	if (c->sched.steps)
+		lgp_sched_origin_now(c);
 }
 
 const struct lgp_config *lgp_config_get(void)

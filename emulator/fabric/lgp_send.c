@@ -410,6 +410,10 @@ static void lgp_send_msg(const struct lgp_ep *ep, const struct lgp_req *req,
 	msg->has_tx_cq = ep->tx_cq;
 	msg->tx_cq_full = ep->tx_cq && lgp_dq_full(&ep->tx_cq->synq);
 	msg->pair_latency_ns = dest ? lgp_topo_latency(ep->dom->topo, dest) : 0;
+	msg->path = dest && dest->rank >= 0 && ep->dom->paths &&
+		    (ep->dom->topo->gap_ns[dest->rank] ||
+		     ep->dom->topo->bulk_gap_fs[dest->rank]) ?
+		    &ep->dom->paths[dest->rank] : NULL;
 }
 
 struct lgp_send_av_addr {
@@ -510,7 +514,7 @@ ssize_t lgp_send_submit(struct lgp_ep *ep, struct lgp_req *call)
 		} else {
 			lgp_eng_posted(eng, &msg, &plan);
 			if (dom->topo)
-				lgp_fabric_count_pair(dom->fab, dest, msg.pair_latency_ns);
+				lgp_fabric_count_pair(dom->fab, dest, &msg, &plan);
 		}
 		pthread_mutex_unlock(&dom->lock);
 		return ret;
@@ -543,7 +547,7 @@ ssize_t lgp_send_submit(struct lgp_ep *ep, struct lgp_req *call)
 		req->refs++;
 	lgp_eng_queue(eng, &ep->port, &msg, &plan, req);
 	if (dom->topo)
-		lgp_fabric_count_pair(dom->fab, dest, msg.pair_latency_ns);
+		lgp_fabric_count_pair(dom->fab, dest, &msg, &plan);
 	pthread_mutex_unlock(&dom->lock);
 	/* After unlocking: a woken thread must not find the lock taken. */
 	lgp_progress_kick(plan.post_at, plan.now);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* A network's per-destination latency (lgp_topo.h). */
+/* A network's per-destination latency, gap and bulk gap (lgp_topo.h). */
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -61,22 +61,23 @@ static int lgp_topo_line(struct lgp_topo *t, const char *line, unsigned n,
 		    v[0] > LGP_TOPO_MAX_RANKS)
 			goto bad;
 		t->ranks = (uint32_t)v[0];
-		t->latency_ns = calloc(t->ranks, sizeof(*t->latency_ns));
-		return t->latency_ns ? 0 : -ENOMEM;
+		t->latency_ns = calloc(3 * (size_t)t->ranks, sizeof(*t->latency_ns));
+		if (!t->latency_ns)
+			return -ENOMEM;
+		t->gap_ns = t->latency_ns + t->ranks;
+		t->bulk_gap_fs = t->gap_ns + t->ranks;
+		return 0;
 	}
 	if (!t->ranks || lgp_topo_numbers(line, v, 5) != 5 || v[0] >= t->ranks ||
 	    v[1] >= t->ranks)
 		goto bad;
 	if (v[0] != t->rank)
 		return 0;
-	if (v[3] || v[4]) {
-		snprintf(errmsg, len, "line %u of %s '%.200s': gap and bulk gap per pair are "
-			 "not applied by the fabric shim: expected 0 0 after the latency",
-			 n, lgp_topo_env(), path);
-		return -EINVAL;
-	}
 	t->latency_ns[v[1]] = v[2];
-	t->adds |= v[2] != 0;
+	t->gap_ns[v[1]] = v[3];
+	t->bulk_gap_fs[v[1]] = v[4];
+	t->paces |= v[3] || v[4];
+	t->adds |= v[2] || v[3] || v[4];
 	return 0;
 bad:
 	snprintf(errmsg, len, "bad line %u of %s '%.200s': expected " LGP_TOPO_FORMS
@@ -128,8 +129,7 @@ int lgp_topo_load(struct lgp_topo *t, const char *path, long rank,
 		if (!ret)
 			LGP_INFO(FI_LOG_CORE, "%s set, but no launcher gave a rank: "
 				 "uniform knobs\n", lgp_topo_env());
-		free(t->latency_ns);
-		memset(t, 0, sizeof(*t));
+		lgp_topo_fini(t);
 		return ret;
 	}
 	snprintf(t->names, sizeof(t->names), "%s.names", path);
@@ -137,6 +137,12 @@ int lgp_topo_load(struct lgp_topo *t, const char *path, long rank,
 		LGP_WARN(FI_LOG_CORE, "cannot create %s: %s\n", t->names, strerror(errno));
 	t->on = true;
 	return 0;
+}
+
+void lgp_topo_fini(struct lgp_topo *t)
+{
+	free(t->latency_ns);
+	memset(t, 0, sizeof(*t));
 }
 
 static void lgp_topo_hex(const unsigned char *name, size_t len, char *out)

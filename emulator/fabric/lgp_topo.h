@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * A network's per-destination latency (docs/design.md, "Topology").
+ * A network's per-destination latency, gap and bulk gap (docs/design.md,
+ * "Topology").
  *
  * LOGGP_TOPOLOGY names a pair table the runner derives from an
  * experiment's network (loggp/plan/topology.py), one line per pair of
@@ -16,6 +17,10 @@
  * destination's name (fi_av_lookup, or fi_getpeer of a connected endpoint)
  * up among them.  A process without a rank, or a table with no row of
  * its, uses the uniform knobs alone.
+ *
+ * The pair's gap and bulk gap pace the path towards each destination
+ * rank, in series with the endpoint's port (lgp_engine.h): one pacer per
+ * destination and domain, so every endpoint of the domain shares it.
  */
 #ifndef LGP_TOPO_H
 #define LGP_TOPO_H
@@ -32,10 +37,13 @@
 
 struct lgp_topo {
 	bool on;		/* a table, and this process's rank in it */
-	bool adds;		/* some destination adds latency */
+	bool adds;		/* some destination adds latency, gap or bulk gap */
+	bool paces;		/* some destination has a gap or bulk gap */
 	uint32_t rank;
 	uint32_t ranks;
 	uint64_t *latency_ns;	/* [ranks]: from this rank to each */
+	uint64_t *gap_ns;	/* [ranks] */
+	uint64_t *bulk_gap_fs;	/* [ranks] */
 	char names[4096];	/* directory of published names */
 };
 
@@ -69,6 +77,9 @@ int32_t lgp_topo_find(const struct lgp_topo *t, const void *name, size_t len);
 void lgp_topo_resolve(const struct lgp_topo *t, struct lgp_topo_dest *d,
 		      uint64_t now,
 		      int (*lookup)(void *ctx, void *name, size_t *len), void *ctx);
+
+/* Frees what lgp_topo_load() allocated. */
+void lgp_topo_fini(struct lgp_topo *t);
 
 /* The latency the table adds towards d: 0 for none or an unknown rank. */
 static inline uint64_t lgp_topo_latency(const struct lgp_topo *t,

@@ -338,8 +338,8 @@ int lgp_util_hook(struct fid_fabric *fabric)
 	const struct lgp_config *cfg = lgp_config_get();
 	struct lgp_util_fabric *u;
 
-	if (cfg->error || (!cfg->params.recv_overhead_ns &&
-			   !cfg->params.send_overhead_ns))
+	if (cfg->error || (!cfg->peak.recv_overhead_ns &&
+			   !cfg->peak.send_overhead_ns))
 		return 0;
 	u = calloc(1, sizeof(*u));
 	if (!u)

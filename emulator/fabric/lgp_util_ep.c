@@ -19,6 +19,7 @@
 #include <rdma/fi_rma.h>
 #include <rdma/fi_tagged.h>
 
+#include "lgp_config.h"
 #include "lgp_domain.h"
 #include "lgp_engine.h"
 #include "lgp_fid.h"
@@ -277,7 +278,7 @@ int lgp_util_ep_wrap(struct lgp_domain *core, struct fid_ep *ep)
 {
 	struct lgp_util_ep *u;
 
-	if (!core->eng.params.send_overhead_ns)
+	if (!lgp_config_get()->peak.send_overhead_ns)
 		return 0;
 	u = calloc(1, sizeof(*u));
 	if (!u)

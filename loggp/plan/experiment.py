@@ -40,6 +40,7 @@ from loggp.plan.dist import check_corr, check_corr_with, check_dist_spec, file_d
 from loggp.plan.knobs import Knob, KnobSet, conflict, parse_knob
 from loggp.plan.names import require_unique
 from loggp.plan.placeholders import INSTANCE_NAMES, POINT_NAMES, names_in, service_ref
+from loggp.plan.schedule import Line, steps_lines, trace_lines
 from loggp.plan.topology import Level, Network
 from loggp.plan.yamlpos import Located, Path_, decode_text, load_located
 
@@ -247,6 +248,20 @@ class Emulator(_Model):
     # the delay distribution (LOGGP_LATENCY_DIST, LOGGP_LATENCY_CORR; loggp/plan/dist.py)
     latency_dist: str | None = None
     latency_corr: str | None = None
+    # knobs over time: steps, or a trace file (LOGGP_SCHEDULE; loggp/plan/schedule.py)
+    schedule: list[dict[str, Any]] | str | None = None
+
+    @field_validator("schedule", mode="before")
+    @classmethod
+    def _schedule(cls, v: Any) -> Any:
+        if isinstance(v, list):
+            steps_lines(v)  # ValueError naming the step; a trace file is read at the start
+        elif v is not None and not isinstance(v, str):
+            raise ValueError(
+                "schedule: expected a list of steps such as {t: 2s, latency: 200us}, or the "
+                "path of a trace file of 'TIME KNOB VALUE' lines"
+            )
+        return v
 
     @field_validator("latency_dist")
     @classmethod
@@ -270,6 +285,15 @@ class Emulator(_Model):
                 raise ValueError(str(e)) from None
         return v
 
+    def schedule_lines(self, exp_dir: Path | None) -> list[Line] | None:
+        """The schedule's lines for the shim, a trace file read from exp_dir (else the working
+        directory); None without one.  KnobError for a bad trace file."""
+        if self.schedule is None:
+            return None
+        if isinstance(self.schedule, list):
+            return steps_lines(self.schedule)
+        return trace_lines((exp_dir or Path.cwd()) / self.schedule)
+
     @model_validator(mode="after")
     def _dist_needs(self) -> Emulator:
         if self.calibration is not None and self.shim != "smpi":
@@ -280,6 +304,10 @@ class Emulator(_Model):
             raise ValueError(
                 "latency_dist: the simulated network has one latency per link: name a "
                 "distribution with shim: fabric or wire"
+            )
+        if self.schedule is not None and self.shim != "fabric":
+            raise ValueError(
+                f"schedule: applied by the fabric shim only: expected shim fabric, not {self.shim}"
             )
         if self.latency_dist is not None and self.shim == "none":
             raise ValueError(
@@ -358,12 +386,6 @@ class Experiment(_Model):
                 f"network: applied by the fabric shim only: expected emulator.shim fabric, "
                 f"not {self.emulator.shim}"
             )
-        for lv in net.levels:
-            if parse_knob("gap", lv.gap) or parse_knob("bulk_gap", lv.bulk_gap):
-                raise ValueError(
-                    f"network level {lv.name}: gap and bulk_gap per pair are not applied by "
-                    "the fabric shim yet: expected only latency (docs/experiments.md, network)"
-                )
         for i, w in enumerate(self.workloads):
             try:
                 net.check_ranks(w.ranks)

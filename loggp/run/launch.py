@@ -25,6 +25,7 @@ import os
 import shlex
 import shutil
 import sys
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,6 +38,7 @@ from loggp.plan.experiment import Experiment, Launcher, Workload
 from loggp.plan.knobs import KnobSet, check_env
 from loggp.plan.placeholders import substitute
 from loggp.plan.platform import Stack
+from loggp.plan.schedule import SCHEDULE_ENV, write_schedule
 from loggp.plan.topology import TOPOLOGY_ENV, pair_table, write_pair_table
 from loggp.run.inventory import Host, InventoryError, read_inventory
 from loggp.run.ompi import shim_mca_args
@@ -241,6 +243,7 @@ def _mpi_argv(exp: Experiment, w: Workload, env: dict[str, str], point_dir: Path
 def preflight(exp: Experiment, exp_dir: Path | None) -> None:
     """Fails before anything runs if a point could not be launched here."""
     run_dist_env(exp.dist_env(exp_dir), os.environ)  # the file's beside the environment's
+    exp.emulator.schedule_lines(exp_dir)  # a trace file's bad line would fail every point
     check_env(os.environ)  # a LOGGP_* typo would make every point refuse to run
     _check_supported(exp)
     simulated = exp.emulator.shim == "smpi"
@@ -341,6 +344,11 @@ def point_launch(
             # Every point runs on the network; its knobs add to it (docs/experiments.md).
             table = pair_table(exp.network, w.ranks if w.kind == "mpi" else 1)
             env[TOPOLOGY_ENV] = str(write_pair_table(point_dir / "pairs.txt", table).resolve())
+        lines = exp.emulator.schedule_lines(exp_dir)
+        if lines is not None:
+            # The point's launch is every rank's time 0 (docs/experiments.md, "schedule").
+            file = write_schedule(point_dir / "schedule.txt", lines, time.time_ns())
+            env[SCHEDULE_ENV] = str(file.resolve())
     else:
         env = process_env(None)
     # Programs that open libfabric themselves (the KVS brokers of kap) use the

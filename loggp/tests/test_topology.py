@@ -125,9 +125,9 @@ def test_pair_table_file_lists_pairs_that_add(tmp_path: Path) -> None:
             "level names must be unique: node repeated",
         ),
         (
-            TWO_RACKS.replace("PLACE", "block").replace("latency: 50us", "gap: 5us"),
-            "network level rack: gap and bulk_gap per pair are not applied by the fabric "
-            "shim yet: expected only latency",
+            TWO_RACKS.replace("PLACE", "block").replace("latency: 50us", "bulk_gap: 5"),
+            r"f.yaml:8: key 'network.levels\[1\].bulk_gap': bad value '5' for "
+            r"LOGGP_BULK_GAP: expected <number>\{ps/B\|ns/B\|us/B\}",
         ),
         (
             TWO_RACKS.replace("PLACE", "block").replace("nodes: 4", "nodes: 0"),

@@ -2,7 +2,7 @@
 /*
  * pingpong: latency-bound round trips between ranks 0 and 1.
  *
- *   mpirun -np N pingpong [-n ROUNDS] [-s BYTES] [-X] [-h]
+ *   mpirun -np N pingpong [-n ROUNDS] [-t SECONDS] [-s BYTES] [-T FILE] [-X] [-h]
  *
  * Rank 0 sends a message of -s bytes to rank 1 with MPI_Send, rank 1 checks
  * every byte and sends it back, rank 0 checks every byte of the reply: -n
@@ -14,11 +14,17 @@
  * half_rtt_median_us the median of rank 0's rounds, which a few rounds
  * stalled by the scheduler (a 4 ms tick on a busy 2-core host) do not move,
  * half_rtt_min_us the fastest round: a bound a busy host cannot lower.
+ * -T FILE writes every timed round trip in order, so a change of the
+ * network during the run (a schedule's step) shows where it happened;
+ * -t SECONDS runs rounds for that long (at most -n), so a run spans a
+ * schedule's times however fast its rounds are.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <mpi.h>
@@ -30,17 +36,24 @@
 #define PP_SIZE_MAX	(64 << 20)
 #define PP_WARMUP	16
 #define PP_TAG		17
+#define PP_STOP		18	/* -t: the time is up */
 
 struct pp_opts {
 	int64_t rounds;
+	int64_t seconds;	/* -t, 0 for none */
 	int64_t size;
+	const char *trace;
 	bool corrupt;
 };
 
 static const char pp_usage[] =
-	"usage: mpirun -np N pingpong [-n ROUNDS] [-s BYTES] [-X] [-h]\n"
+	"usage: mpirun -np N pingpong [-n ROUNDS] [-t SECONDS] [-s BYTES] [-T FILE] [-X] [-h]\n"
 	"  -n ROUNDS  timed round trips between ranks 0 and 1 (default 30000)\n"
+	"  -t SECONDS stop the timed rounds after this long (at most -n of them)\n"
 	"  -s BYTES   message size, suffix K or M for KiB or MiB (default 8)\n"
+	"  -T FILE    rank 0 writes each timed round to FILE, one a line in the order\n"
+	"             they ran: when it started (ns since the epoch) and its round\n"
+	"             trip in microseconds\n"
 	"  -X         testing: rank 1 corrupts one byte of the first timed reply,\n"
 	"             which the check must catch (valid: false; needs -s >= 1)\n"
 	"  -h         this help\n"
@@ -60,6 +73,14 @@ static void pp_fill(unsigned char *buf, size_t size, uint64_t key)
 
 	for (i = 0; i < size; i++)
 		buf[i] = pp_byte(key, i);
+}
+
+static uint64_t pp_realtime_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
 static int pp_cmp_double(const void *a, const void *b)
@@ -85,23 +106,31 @@ static int64_t pp_check(const unsigned char *buf, size_t size, uint64_t key,
 }
 
 /*
- * Round trips with keys first.., rank 0 or 1; returns the bad bytes seen.
- * Rank 0 stores each round trip's duration in rtt when it is not NULL.
+ * Up to *n round trips with keys first.., rank 0 or 1; returns the bad
+ * bytes seen.  Rank 0 stores each round trip's duration in rtt when it is
+ * not NULL.  With until (MPI_Wtime) rank 0 stops once it has passed,
+ * telling rank 1 by a message of tag PP_STOP; *n is then the rounds run.
  */
 static int64_t pp_rounds(int rank, const struct pp_opts *o, unsigned char *sbuf,
-			 unsigned char *rbuf, uint64_t first, int64_t n,
-			 struct wl_msgs *m, double *rtt)
+			 unsigned char *rbuf, uint64_t first, int64_t *n,
+			 double until, struct wl_msgs *m, double *rtt, uint64_t *when)
 {
 	size_t size = (size_t)o->size;
 	MPI_Status st;
 	int64_t bad = 0, it;
 
-	for (it = 0; it < n; it++) {
+	for (it = 0; it < *n; it++) {
 		uint64_t key = first + (uint64_t)it;
 
 		if (rank == 0) {
 			double t0 = MPI_Wtime();
 
+			if (until && t0 >= until) {
+				MPI_Send(sbuf, 0, MPI_BYTE, 1, PP_STOP, MPI_COMM_WORLD);
+				break;
+			}
+			if (when)
+				when[it] = pp_realtime_ns();
 			pp_fill(sbuf, size, key);
 			MPI_Send(sbuf, (int)size, MPI_BYTE, 1, PP_TAG, MPI_COMM_WORLD);
 			wl_msgs_sent(m, size);
@@ -111,7 +140,10 @@ static int64_t pp_rounds(int rank, const struct pp_opts *o, unsigned char *sbuf,
 			if (rtt)
 				rtt[it] = MPI_Wtime() - t0;
 		} else {
-			MPI_Recv(rbuf, (int)size, MPI_BYTE, 0, PP_TAG, MPI_COMM_WORLD, &st);
+			MPI_Recv(rbuf, (int)size, MPI_BYTE, 0, until ? MPI_ANY_TAG : PP_TAG,
+				 MPI_COMM_WORLD, &st);
+			if (st.MPI_TAG == PP_STOP)
+				break;
 			wl_msgs_recvd(m, size);
 			bad += pp_check(rbuf, size, key, &st);
 			if (o->corrupt && it == 0 && first == PP_WARMUP && size)
@@ -120,6 +152,7 @@ static int64_t pp_rounds(int rank, const struct pp_opts *o, unsigned char *sbuf,
 			wl_msgs_sent(m, size);
 		}
 	}
+	*n = it;
 	return bad;
 }
 
@@ -135,6 +168,13 @@ static int pp_opt(const struct wl_prog *p, int c, const char *arg, void *ctx)
 	case 's':
 		ret = wl_opt_size(p, c, arg, 0, PP_SIZE_MAX, &o->size);
 		break;
+	case 't':
+		ret = wl_opt_int(p, c, arg, 1, 86400, &o->seconds);
+		break;
+	case 'T':
+		o->trace = arg;
+		ret = 0;
+		break;
 	case 'X':
 		o->corrupt = true;
 		ret = 0;
@@ -148,24 +188,26 @@ static int pp_opt(const struct wl_prog *p, int c, const char *arg, void *ctx)
 /* 0: run; 1: help shown; -EINVAL: bad options (reported by rank 0). */
 static int pp_parse(const struct wl_prog *p, int argc, char **argv, struct pp_opts *o)
 {
-	return wl_opt_getopt(p, argc, argv, ":n:s:Xh", NULL, pp_usage, pp_opt, o);
+	return wl_opt_getopt(p, argc, argv, ":n:t:s:T:Xh", NULL, pp_usage, pp_opt, o);
 }
 
 int main(int argc, char **argv)
 {
 	struct wl_prog p = {
 		.name = "pingpong",
-		.options = "-n ROUNDS, -s BYTES, -X, -h",
+		.options = "-n ROUNDS, -t SECONDS, -s BYTES, -T FILE, -X, -h",
 	};
 	struct pp_opts o = { .rounds = PP_ROUNDS, .size = PP_SIZE };
 	unsigned char *sbuf = NULL, *rbuf = NULL;
 	double *rtt = NULL, median = 0, least = 0;
+	uint64_t *when = NULL;
 	struct wl_msgs m = { 0 };
 	struct wl_critical crit;
 	struct wl_result r;
 	double t0, t = 0;
-	int64_t bad = 0;
-	int ret;
+	FILE *trace = NULL;
+	int64_t bad = 0, i;
+	int ret, opened;
 
 	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &p.rank);
@@ -182,11 +224,23 @@ int main(int argc, char **argv)
 		MPI_Finalize();
 		return WL_EXIT_USAGE;
 	}
+	/* Every rank learns whether rank 0 can write the trace, so none waits for it. */
+	if (!p.rank && o.trace && !(trace = fopen(o.trace, "we")))
+		fprintf(stderr, "pingpong: cannot write -T %s: %s (expected a file to create)\n",
+			o.trace, strerror(errno));
+	opened = !o.trace || trace;
+	MPI_Bcast(&opened, 1, MPI_INT, 0, MPI_COMM_WORLD);
+	if (!opened) {
+		MPI_Finalize();
+		return WL_EXIT_USAGE;
+	}
 	sbuf = malloc((size_t)o.size + 1);
 	rbuf = malloc((size_t)o.size + 1);
 	if (!p.rank)
 		rtt = malloc(sizeof(*rtt) * (size_t)o.rounds);
-	if (!sbuf || !rbuf || (!p.rank && !rtt)) {
+	if (trace)
+		when = malloc(sizeof(*when) * (size_t)o.rounds);
+	if (!sbuf || !rbuf || (!p.rank && !rtt) || (trace && !when)) {
 		fprintf(stderr, "pingpong: rank %d: out of memory for 2 x %lld bytes\n",
 			p.rank, (long long)o.size);
 		goto err;
@@ -194,13 +248,25 @@ int main(int argc, char **argv)
 	if (p.rank < 2) {
 		struct wl_msgs warm = { 0 };
 
-		bad += pp_rounds(p.rank, &o, sbuf, rbuf, 0, PP_WARMUP, &warm, NULL);
+		int64_t n = PP_WARMUP;
+
+		bad += pp_rounds(p.rank, &o, sbuf, rbuf, 0, &n, 0, &warm, NULL, NULL);
 	}
 	MPI_Barrier(MPI_COMM_WORLD);
 	t0 = MPI_Wtime();
 	if (p.rank < 2)
-		bad += pp_rounds(p.rank, &o, sbuf, rbuf, PP_WARMUP, o.rounds, &m, rtt);
+		bad += pp_rounds(p.rank, &o, sbuf, rbuf, PP_WARMUP, &o.rounds,
+				 o.seconds ? t0 + (double)o.seconds : 0, &m, rtt, when);
 	t = MPI_Wtime() - t0;
+	/* -t: how many rounds ran, for the ranks that did not take part */
+	if (o.seconds)
+		MPI_Bcast(&o.rounds, 1, MPI_INT64_T, 0, MPI_COMM_WORLD);
+	if (trace) {
+		for (i = 0; i < o.rounds; i++)
+			fprintf(trace, "%" PRIu64 " %.3f\n", when[i], rtt[i] * 1e6);
+		if (fclose(trace))
+			fprintf(stderr, "pingpong: writing -T %s: %s\n", o.trace, strerror(errno));
+	}
 	if (!p.rank) {
 		qsort(rtt, (size_t)o.rounds, sizeof(*rtt), pp_cmp_double);
 		median = (rtt[(o.rounds - 1) / 2] + rtt[o.rounds / 2]) / 2;
@@ -235,12 +301,14 @@ int main(int argc, char **argv)
 	free(sbuf);
 	free(rbuf);
 	free(rtt);
+	free(when);
 	MPI_Finalize();
 	return 0;
 err:
 	free(sbuf);
 	free(rbuf);
 	free(rtt);
+	free(when);
 	MPI_Abort(MPI_COMM_WORLD, 1);
 	return 1;
 }

@@ -240,6 +240,44 @@ static void test_pair_latency(void)
 }
 
 /*
+ * A topology's path towards a destination paces in series with the port:
+ * its G sets when a message has left, a second message to it waits for
+ * the path, one to another destination only for the port, and a cancel
+ * gives the path back.
+ */
+static void test_pair_path(void)
+{
+	struct lgp_pacer path;
+	struct lgp_eng_msg far = msg_of(100), near = msg_of(100);
+	struct rig r;
+	struct lgp_eng_port *port = &r.port[0];
+	struct op a = { .id = 1, .port = port }, b = { .id = 2, .port = port },
+		  c = { .id = 3, .port = port };
+
+	lgp_pacer_init(&path, 0, 1000000);	/* G 1 ns/B */
+	far.path = &path;
+	/* the port's own G is 0.5 ns/B: the path is the narrower */
+	setup(&r, (struct lgp_params){ .latency_ns = 1000, .bulk_gap_fs = 500000 }, 16);
+	CHECK_EQ_INT(send_op(&r, &a, &far), LGP_ENG_DEFER);
+	CHECK_EQ_U64(r.plan.start, 0);
+	CHECK_EQ_U64(r.plan.left, 100);
+	CHECK_EQ_U64(r.plan.paced, 50);
+	CHECK_EQ_U64(r.plan.post_at, 1100);
+	/* the port is free at 50, the path at 100 */
+	CHECK_EQ_INT(send_op(&r, &b, &far), LGP_ENG_DEFER);
+	CHECK_EQ_U64(r.plan.start, 100);
+	CHECK_EQ_U64(r.plan.left, 200);
+	CHECK_EQ_U64(r.plan.paced, 100);
+	lgp_eng_cancel(port, &r.plan);
+	CHECK_EQ_U64(lgp_pacer_free_ns(&path), 100);
+	CHECK_EQ_INT(send_op(&r, &c, &near), LGP_ENG_DEFER);
+	CHECK_EQ_U64(r.plan.start, 50);
+	CHECK_EQ_U64(r.plan.left, 100);
+	CHECK_EQ_U64(r.plan.paced, 0);
+	lgp_eng_fini(&r.eng);
+}
+
+/*
  * A read is a small request that leaves at start; its n bytes come back
  * over the same port, so its data is seen at start + L + n*G + L at the
  * earliest, and L after the real completion.
@@ -631,6 +669,59 @@ static void test_drawn_latency(void)
 	lgp_dist_fini(&dist);
 }
 
+/*
+ * A schedule's steps apply at their times from the origin: an operation
+ * gets the knobs of the step in effect when it is submitted, its port is
+ * paced at the new G keeping its state, each step's messages and L are
+ * counted, and an L a step lowers does not overtake the queued one.
+ */
+static void test_schedule(void)
+{
+	struct lgp_sched_step step[3] = {
+		{ .at_ns = 0, .params = { .latency_ns = 1000 } },
+		{ .at_ns = 5000, .params = { .latency_ns = 20000, .bulk_gap_fs = 1000000 } },
+		{ .at_ns = 9000, .params = { .latency_ns = 0, .bulk_gap_fs = 1000000 } },
+	};
+	struct lgp_sched sched = { .steps = 3, .step = step };
+	struct lgp_eng_msg m = msg_of(100);
+	uint64_t counts[6] = { 0 };
+	struct rig r;
+	struct lgp_eng_port *port = &r.port[0];
+	struct op a = { .id = 1, .port = port }, b = { .id = 2, .port = port },
+		  c = { .id = 3, .port = port };
+
+	setup(&r, (struct lgp_params){ 0 }, 16);
+	fake_now = 100;
+	/* the origin 100 ns before the clock's now: step 0 at once */
+	lgp_eng_set_sched(&r.eng, &sched, 0, counts);
+	CHECK_EQ_U64(r.eng.params.latency_ns, 1000);
+	CHECK_EQ_INT(send_op(&r, &a, &m), LGP_ENG_DEFER);
+	CHECK_EQ_U64(r.plan.post_at, 1100);
+	/* at 5000 step 1: L 20 us, G 1 ns/B on the same port (a leaves first) */
+	fake_now = 5000;
+	CHECK_EQ_INT(send_op(&r, &b, &m), LGP_ENG_DEFER);
+	CHECK_EQ_U64(r.eng.step, 1);
+	CHECK_EQ_U64(r.plan.left, 5100);
+	CHECK_EQ_U64(r.plan.post_at, 25100);
+	/* at 9000 step 2: L 0, yet it waits for the queued one before it */
+	fake_now = 9000;
+	CHECK_EQ_INT(send_op(&r, &c, &m), LGP_ENG_DEFER);
+	CHECK_EQ_U64(r.plan.post_at, 25100);
+	CHECK_EQ_U64(r.plan.latency, 25100 - 9100);
+	CHECK_EQ_U64(counts[0], 1);
+	CHECK_EQ_U64(counts[1], 1);
+	CHECK_EQ_U64(counts[2], 1);
+	CHECK_EQ_U64(counts[3], 1000);
+	CHECK_EQ_U64(counts[4], 20000);
+	CHECK_EQ_U64(counts[5], 16000);
+	CHECK_EQ_U64(r.eng.next_step, UINT64_MAX);
+	fake_now = 25100;
+	CHECK_EQ_U64(lgp_eng_release(&r.eng, fake_now), 2);
+	CHECK_EQ_U64(nposted, 3);
+	CHECK(posted[0] == 1 && posted[1] == 2 && posted[2] == 3);
+	lgp_eng_fini(&r.eng);
+}
+
 int main(void)
 {
 	test_post_at_once();
@@ -639,6 +730,7 @@ int main(void)
 	test_returned_data();
 	test_order();
 	test_pair_latency();
+	test_pair_path();
 	test_release_order();
 	test_wait_without_cq();
 	test_full();
@@ -648,5 +740,6 @@ int main(void)
 	test_release_while_spinning();
 	test_recv_overhead();
 	test_drawn_latency();
+	test_schedule();
 	return check_done("test_engine");
 }
