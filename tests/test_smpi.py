@@ -9,8 +9,6 @@ through the computation SMPI measures, which a ping-pong of 8-byte messages hard
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -19,7 +17,7 @@ from conftest import BUILD, base_env
 
 from loggp.results.reader import StoredPoint, read_points
 from loggp.results.store import STORE_FILE
-from loggp.tests.cli import judged_ok
+from loggp.tests.cli import judged_ok, loggp
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -76,14 +74,7 @@ def sim(tmp_path_factory: pytest.TempPathFactory) -> SimRun:
     out = tmp / "run"
     env = {**base_env(), "LOGGP_BUILD": str(BUILD), "LOGGP_RUN_DIR": str(tmp / "lock")}
     t0 = time.monotonic()
-    res = subprocess.run(
-        [sys.executable, "-m", "loggp", "run", str(exp), "--out", str(out), "--no-prometheus"],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-        check=False,
-    )
+    res = loggp("run", str(exp), "--out", str(out), "--no-prometheus", env_extra=env, timeout=300)
     assert res.returncode == 0, res.stdout + res.stderr
     return SimRun(out, time.monotonic() - t0)
 

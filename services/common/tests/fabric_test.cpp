@@ -4,6 +4,8 @@
 #include "common/error.hpp"
 #include "common/fabric.hpp"
 
+#include "provider_name.hpp"
+
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -197,10 +199,4 @@ TEST_P(Rma, AnOpOnAPeerThatIsGoneFailsNamingIt)
 }
 
 INSTANTIATE_TEST_SUITE_P(Providers, Rma, ::testing::Values("tcp;ofi_rxm", "shm"),
-			 [](const auto &p) {
-				 std::string n = p.param;
-				 for (auto &c : n)
-					 if (!isalnum(static_cast<unsigned char>(c)))
-						 c = '_';
-				 return n;
-			 });
+			 provider_name);

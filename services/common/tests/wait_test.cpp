@@ -4,6 +4,8 @@
 // turn with work it only yields for kSpin (spin.hpp) before it blocks.
 #include "common/fabric.hpp"
 
+#include "provider_name.hpp"
+
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -256,10 +258,4 @@ TEST_P(Wait, AnRmaReadReachesATargetBlockedOnItsWaitObject)
 }
 
 INSTANTIATE_TEST_SUITE_P(Providers, Wait, ::testing::Values("tcp;ofi_rxm", "shm", "udp;ofi_rxd"),
-			 [](const auto &p) {
-				 std::string n = p.param;
-				 for (auto &c : n)
-					 if (!isalnum(static_cast<unsigned char>(c)))
-						 c = '_';
-				 return n;
-			 });
+			 provider_name);
