@@ -21,7 +21,9 @@ from loggp.analysis.slowdown import analyse
 from loggp.analysis.store import load_run
 from loggp.tests.cli import loggp
 
-pytestmark = [pytest.mark.integration, pytest.mark.slow]
+# Serial: it compares times, and a neighbour's load that comes and goes between points
+# would be compared with them.
+pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.serial]
 
 SUITE = Path(__file__).resolve().parent.parent / "workloads" / "suites" / "monotone.yaml"
 RUN_TIMEOUT = 900.0
