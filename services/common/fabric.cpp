@@ -338,25 +338,25 @@ void Fabric::read_from(uint32_t peer, const Remote &r, size_t len, RmaFn done)
 	queue_rma(peer, r, std::string(len, '\0'), false, std::move(done));
 }
 
-void Fabric::finish_rma(std::unique_ptr<Op> op, int err, const std::string &what)
+void Fabric::finish_rma(Op &op, int err, const std::string &what)
 {
-	if (!op->done)
+	if (!op.done)
 		return;		/* timed out before: its done has run */
 	rma_pending_--;
-	RmaFn done = std::move(op->done);
-	op->done = nullptr;
-	std::string data = !err && op->kind == Op::Kind::RMA_READ ? std::move(op->buf) : std::string();
+	RmaFn done = std::move(op.done);
+	op.done = nullptr;
+	std::string data = !err && op.kind == Op::Kind::RMA_READ ? std::move(op.buf) : std::string();
 	done(err, what, std::move(data));
 }
 
 void Fabric::expire_rma()
 {
 	/* Collected first: a done may queue more (a reply) and so change
-	 * the containers walked here. */
+	 * the containers walked here.  An op in flight stays in inflight_,
+	 * where its address stays valid: the provider still owns its buffer. */
 	auto now = std::chrono::steady_clock::now();
 	std::vector<std::unique_ptr<Op>> dropped;
-	std::vector<RmaFn> late;
-	std::vector<std::string> names;
+	std::vector<Op *> late;
 	for (auto &[peer, q] : queued_)
 		for (auto it = q.begin(); it != q.end();) {
 			if ((*it)->rma() && (*it)->deadline <= now) {
@@ -368,21 +368,13 @@ void Fabric::expire_rma()
 			}
 		}
 	for (auto &[key, op] : inflight_)
-		if (op->rma() && op->done && op->deadline <= now) {
-			/* The provider still owns its buffer: the op stays. */
-			late.push_back(std::move(op->done));
-			op->done = nullptr;
-			names.push_back(op->rma_name());
-		}
+		if (op->rma() && op->done && op->deadline <= now)
+			late.push_back(op.get());
 	std::string within = " did not complete within " + seconds_text(ttl_);
-	for (auto &op : dropped) {
-		std::string what = op->rma_name() + within;
-		finish_rma(std::move(op), ETIMEDOUT, what);
-	}
-	for (size_t i = 0; i < late.size(); i++) {
-		rma_pending_--;
-		late[i](ETIMEDOUT, names[i] + within, std::string());
-	}
+	for (auto &op : dropped)
+		finish_rma(*op, ETIMEDOUT, op->rma_name() + within);
+	for (Op *op : late)
+		finish_rma(*op, ETIMEDOUT, op->rma_name() + within);
 }
 
 void Fabric::send(uint32_t peer, std::string bytes)
@@ -538,7 +530,7 @@ void Fabric::complete(Op *key, size_t len, const MsgFn &on_msg)
 	}
 	if (op->rma()) {
 		rma_inflight_--;
-		finish_rma(std::move(op), 0, std::string());
+		finish_rma(*op, 0, std::string());
 		return;
 	}
 	stats_.msgs_recvd++;
@@ -579,8 +571,7 @@ void Fabric::complete_error(const MsgFn &on_msg, const ErrFn &on_err)
 	std::string what = fi_strerror(err.err);
 	if (op->rma()) {
 		rma_inflight_--;
-		std::string name = op->rma_name();
-		finish_rma(std::move(op), EIO, name + " failed: " + what);
+		finish_rma(*op, EIO, op->rma_name() + " failed: " + what);
 		return;
 	}
 	if (op->kind == Op::Kind::SEND) {
@@ -685,9 +676,7 @@ size_t Fabric::progress(const MsgFn &on_msg, const ErrFn &on_err)
 	std::vector<std::unique_ptr<Op>> ended;
 	ended.swap(rma_ended_);
 	for (auto &op : ended) {
-		int err = op->err;
-		std::string what = op->what;
-		finish_rma(std::move(op), err, what);
+		finish_rma(*op, op->err, op->what);
 		handled++;
 	}
 	if (handled)

@@ -177,7 +177,7 @@ private:
 	void queue_frame(uint32_t peer, std::string frame);
 	void queue_op(std::unique_ptr<Op> op);
 	void queue_rma(uint32_t peer, const Remote &r, std::string buf, bool write, RmaFn done);
-	void finish_rma(std::unique_ptr<Op> op, int err, const std::string &what);
+	void finish_rma(Op &op, int err, const std::string &what);
 	void expire_rma();
 	void on_piece(const Op &op, size_t len, const MsgFn &on_msg);
 	void expire_partial();
