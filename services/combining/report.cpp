@@ -84,6 +84,10 @@ void print_result(const wl_prog &p, bool valid, const Timed &t, std::vector<wl_m
 	/* Time the processes spent blocked on the fabric with nothing to do (summed). */
 	metrics.push_back({"idle_wait_s", double(sum_all(int64_t(t.f1.wait_ns - t.f0.wait_ns))) /
 						 1e9});
+	/* Blocks that outlived a message (Fabric's lost wake-ups): each costs up to
+	 * Fabric::kTimerCheck, so any here makes the point's time suspect. */
+	metrics.push_back({"missed_wakeups",
+			   double(sum_all(int64_t(t.f1.missed_wakeups - t.f0.missed_wakeups)))});
 	if (p.rank == 0) {
 		wl_result_print(stdout, &p, &r, metrics.data(), int(metrics.size()),
 				params.data(), int(params.size()));

@@ -635,6 +635,7 @@ void Fabric::wait(std::chrono::steady_clock::time_point until)
 			std::chrono::ceil<std::chrono::milliseconds>(left).count(), 1 << 30));
 	struct pollfd pfd[2] = {{wait_fd_, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
 	int ready = ::poll(pfd, 2, ms);
+	timed_out_ = ready == 0;
 	stats_.waits++;
 	stats_.wait_ns += static_cast<uint64_t>(
 		std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -658,6 +659,7 @@ size_t Fabric::progress(const MsgFn &on_msg, const ErrFn &on_err)
 		expire_rma();
 
 	turns_++;
+	const uint64_t recvd_before = stats_.msgs_recvd;
 	push_queue();
 	for (;;) {
 		ssize_t n = fi_cq_read(cq_, e, kReapBatch);
@@ -681,6 +683,9 @@ size_t Fabric::progress(const MsgFn &on_msg, const ErrFn &on_err)
 	}
 	if (handled)
 		idle_run_ = false;	/* work: the next wait() starts a new idle run */
+	if (timed_out_ && stats_.msgs_recvd != recvd_before)
+		stats_.missed_wakeups++;
+	timed_out_ = false;
 	for (auto &[peer, what] : errors_)
 		on_err(peer, what);
 	errors_.clear();

@@ -69,6 +69,9 @@ struct FabricStats {
 	uint64_t waits = 0;		/* wait() calls that blocked on the wait fd */
 	uint64_t wait_ns = 0;		/* time blocked in them */
 	uint64_t spins = 0;		/* wait() calls that yielded within kSpin */
+	/* Blocks that ran to their deadline although a message was there to
+	 * read when they ended: the wait fd missed it (a lost wake-up). */
+	uint64_t missed_wakeups = 0;
 	uint64_t rma_ops = 0;		/* RMA reads and writes handed to the provider */
 	uint64_t rma_bytes = 0;
 };
@@ -229,6 +232,7 @@ private:
 	 * its last wait() and when it began. */
 	uint64_t turns_ = 0;
 	bool idle_run_ = false;
+	bool timed_out_ = false;	/* the last block ended by its deadline */
 	uint64_t idle_turn_ = 0;
 	std::chrono::steady_clock::time_point idle_since_;
 	FabricStats stats_;

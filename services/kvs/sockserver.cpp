@@ -65,7 +65,8 @@ json stats_json(const BrokerStats &s)
 		{"bytes_recvd", s.fabric.bytes_recvd},
 		{"fabric_waits", s.fabric.waits},
 		{"fabric_wait_ns", s.fabric.wait_ns},
-		{"fabric_spins", s.fabric.spins}};
+		{"fabric_spins", s.fabric.spins},
+		{"fabric_missed_wakeups", s.fabric.missed_wakeups}};
 }
 
 bool send_all(int fd, const std::string &s)

@@ -392,6 +392,7 @@ nlohmann::json Server::counters() const
 		{"send_errors", f.send_errors},
 		{"fabric_waits", f.waits},
 		{"fabric_wait_seconds", double(f.wait_ns) / 1e9},
+		{"fabric_missed_wakeups", f.missed_wakeups},
 	};
 	return j;
 }
