@@ -15,9 +15,7 @@ import os
 import shutil
 import signal
 import socket
-import statistics
 import subprocess
-import sys
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -468,42 +466,6 @@ def cpu_ns(pid: int) -> int:
 # 60 us per hop on the 2-core Firecracker VM of docs/benchmarks.md, four hops in a
 # store read), never a sleep of the service's own, which cost up to 1 ms per hop.
 IDLE_EXTRA_US = 500.0
-# The hops of a store read that can find a thread blocked: the client's progress thread,
-# the server, the reply's way back to the progress thread and to the caller.
-STORE_READ_HOPS = 4
-# What a service found idle may take beyond back to back once the host's own cost of
-# waking each hop's thread (host_wakeup_us, measured beside it) is taken off: cold
-# caches.  Well below what one sleep between polls of up to 1 ms added per hop.
-WOKEN_EXTRA_US = 250.0
-
-
-def host_wakeup_us(rounds: int = 15, quiet_s: float = 0.1) -> float:
-    """The host's own cost of waking a blocked process, per hop: the median round trip
-    through pipes to a child blocked in read after quiet_s of quiet, less the same back to
-    back, halved (two wake-ups per round trip).  72-90 us on the idle 2-core VM of
-    2026-11-29, with no service involved."""
-    echo = "import os\nwhile os.read(0, 1):\n    os.write(1, b'x')\n"
-    child = subprocess.Popen(
-        [sys.executable, "-c", echo], stdin=subprocess.PIPE, stdout=subprocess.PIPE
-    )
-    assert child.stdin is not None and child.stdout is not None
-    to_child, from_child = child.stdin.fileno(), child.stdout.fileno()
-
-    def rtt_us(quiet: float) -> float:
-        time.sleep(quiet)  # the quiet while itself is what is measured, not a wait for an event
-        t0 = time.perf_counter()
-        os.write(to_child, b"x")
-        assert os.read(from_child, 1) == b"x"
-        return (time.perf_counter() - t0) * 1e6
-
-    try:
-        busy = statistics.median(rtt_us(0.0) for _ in range(4 * rounds))
-        quiet = statistics.median(rtt_us(quiet_s) for _ in range(rounds))
-    finally:
-        child.stdin.close()
-        child.wait(timeout=10)
-    return max(0.0, (quiet - busy) / 2)
-
 
 # An idle service's share of one CPU at most (it blocks on its fabric's wait object).
 IDLE_CPU_SHARE = 0.01

@@ -374,7 +374,9 @@ def test_abandoned_fence_fails_and_leaves_nothing_behind(brokers: Brokers) -> No
     assert cli(brokers.sock(0), "get", "lone.b").returncode == 1
 
 
-@pytest.mark.serial  # a neighbour's load that changes between the busy and quiet brokers is no part of it
+# Serial: a neighbour's load that changes between the busy and the quiet brokers is no
+# part of the service's.
+@pytest.mark.serial
 @pytest.mark.parametrize("latency", ["0us", "100us"])
 def test_an_idle_kvs_answers_as_fast_as_a_busy_one(
     mpirun_bin: str, tmp_path: Path, shim, latency: str

@@ -464,11 +464,9 @@ def readlat_median(inst: Instance, env: Mapping[str, str], *args: str) -> float:
 def test_an_idle_store_answers_as_fast_as_a_busy_one(tmp_path: Path, shim, latency: str) -> None:
     """A read after 100 ms of quiet (client and servers idle) takes about as long as one
     back to back, beneath the shim too, and idle servers use next to no CPU: they block
-    on their fabric's wait object rather than sleep between polls.  What the host itself
-    charges for waking a blocked thread is taken off, per hop of the read, as a pipe
-    round trip to a blocked process measures it just before and after the quiet reads.
-    Beneath ΔL the bound grows by the lateness the shim recorded in the quiet reads'
-    releases (a busy host's cost, which the run's degraded mark reports), never by more.
+    on their fabric's wait object rather than sleep between polls.  Beneath ΔL the bound
+    grows by the lateness the shim recorded in the quiet reads' releases (a busy host's
+    cost, which the run's degraded mark reports), never by more.
     Serial: it bounds time, and a neighbour's load is no part of the service's."""
     busy_env = shim(latency=latency)
     inst = Instance(tmp_path / "busy", 3, busy_env.env)
