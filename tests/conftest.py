@@ -15,6 +15,7 @@ import os
 import shutil
 import signal
 import socket
+import statistics
 import subprocess
 import time
 from collections.abc import Iterator, Mapping, Sequence
@@ -462,10 +463,51 @@ def cpu_ns(pid: int) -> int:
 
 
 # A service that finds a request after a quiet while may take this much longer than
-# back to back: the host's own cost of waking idle threads and cold caches (about
-# 60 us per hop on the 2-core Firecracker VM of docs/benchmarks.md, four hops in a
-# store read), never a sleep of the service's own, which cost up to 1 ms per hop.
+# back to back, once the host's wake-ups are taken off (host_wakeup_us, or the
+# service's own probe): cold caches and what the probe does not see, never a sleep of
+# the service's own, which cost up to 1 ms per hop.
 IDLE_EXTRA_US = 500.0
+
+
+def host_wakeup_us(quiet_s: float, rounds: int) -> float:
+    """The host's own cost, in µs, of one wake-up of a thread blocked on another CPU
+    after quiet_s of quiet, over one back to back: half the difference of the median
+    round trips of two processes through pipes, each pinned to its own CPU.  On a VM
+    this is where an idle vCPU's halt is paid (0-40 µs idle, 100-900 µs beside other
+    work on the Firecracker VMs), which a service that blocks cannot avoid."""
+    cpus = sorted(os.sched_getaffinity(0))
+    to_child, to_parent = os.pipe(), os.pipe()
+    child = os.fork()
+    if child == 0:
+        os.sched_setaffinity(0, {cpus[-1]})
+        while (b := os.read(to_child[0], 1)) not in (b"", b"q"):
+            os.write(to_parent[1], b)
+        os._exit(0)
+    try:
+
+        def median_rtt(quiet: float, n: int) -> float:
+            times = []
+            for _ in range(n):
+                if quiet:
+                    time.sleep(quiet)  # the quiet itself is what is measured
+                t0 = time.perf_counter_ns()
+                os.write(to_child[1], b"x")
+                os.read(to_parent[0], 1)
+                times.append((time.perf_counter_ns() - t0) / 1e3)
+            return statistics.median(times)
+
+        mask = os.sched_getaffinity(0)
+        os.sched_setaffinity(0, {cpus[0]})
+        try:
+            return max(0.0, (median_rtt(quiet_s, rounds) - median_rtt(0.0, 4 * rounds)) / 2)
+        finally:
+            os.sched_setaffinity(0, mask)
+    finally:
+        os.write(to_child[1], b"q")
+        os.waitpid(child, 0)
+        for fd in (*to_child, *to_parent):
+            os.close(fd)
+
 
 # An idle service's share of one CPU at most (it blocks on its fabric's wait object).
 IDLE_CPU_SHARE = 0.01

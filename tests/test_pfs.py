@@ -46,6 +46,7 @@ from conftest import (
     ZERO_KNOBS,
     ShimEnv,
     base_env,
+    host_wakeup_us,
     idle_cpu_share,
     json_line,
     run,
@@ -452,6 +453,11 @@ def test_a_1mib_read_pays_one_round_trip(tmp_path: Path, shim) -> None:
     assert added < 2 * (lat_us - near_us) + IDLE_EXTRA_US + max(late_us), (near, slow, late_us)
 
 
+# The thread wake-ups in a read that finds the store idle: the client's progress thread
+# (handed the request), a server's, the progress thread again (the answer), the caller.
+STORE_READ_HOPS = 4
+
+
 def readlat_median(inst: Instance, env: Mapping[str, str], *args: str) -> float:
     proc = check(inst, "readlat", *args, env=env)
     res = json_line(proc.stdout)
@@ -464,7 +470,10 @@ def readlat_median(inst: Instance, env: Mapping[str, str], *args: str) -> float:
 def test_an_idle_store_answers_as_fast_as_a_busy_one(tmp_path: Path, shim, latency: str) -> None:
     """A read after 100 ms of quiet (client and servers idle) takes about as long as one
     back to back, beneath the shim too, and idle servers use next to no CPU: they block
-    on their fabric's wait object rather than sleep between polls.  Beneath ΔL the bound
+    on their fabric's wait object rather than sleep between polls.  The host's own cost
+    of waking a blocked thread, measured beside the reads with the same quiet, is taken
+    off for each of a read's STORE_READ_HOPS (on these VMs it grows from 0-40 µs to
+    hundreds beside other work, and cost one CI run the bound).  Beneath ΔL the bound
     grows by the lateness the shim recorded in the quiet reads' releases (a busy host's
     cost, which the run's degraded mark reports), never by more.
     Serial: it bounds time, and a neighbour's load is no part of the service's."""
@@ -479,12 +488,14 @@ def test_an_idle_store_answers_as_fast_as_a_busy_one(tmp_path: Path, shim, laten
     try:
         reads = 15
         idle = readlat_median(inst, quiet_env.env, "-n", str(reads), "-q", "100")
+        host = host_wakeup_us(0.1, reads)
         share = idle_cpu_share([p.pid for p in inst.procs.values()])
         inst.stop()  # the servers' counters, lateness included, reach the stats file
     finally:
         inst.kill_all()
     late_us = sum(int(s["late_ns"]) for s in quiet_env.stats()) / 1e3 / reads
-    assert idle - busy < IDLE_EXTRA_US + late_us, (busy, idle, late_us)
+    extra = idle - busy - STORE_READ_HOPS * host
+    assert extra < IDLE_EXTRA_US + late_us, (busy, idle, host, late_us)
     assert share < IDLE_CPU_SHARE, share
 
 
