@@ -71,8 +71,9 @@ test-c: build
 PYTEST_WORKERS ?= 2
 # As root, pytest runs where /proc/kallsyms reads empty: libfabric's verbs provider reads
 # it in every process that loads it (tests/without_kallsyms.sh says why and what it changes).
+# Each part names its slowest tests, so a run's log shows where the time went.
 PYTEST = LOGGP_BUILD=$(abspath $(BUILD)) LOGGP_ASAN_BUILD=$(abspath $(ASAN_BUILD)) \
-	tests/without_kallsyms.sh $(VENV)/bin/pytest -q
+	tests/without_kallsyms.sh $(VENV)/bin/pytest -q --durations=15 --durations-min=10
 
 test-py: build build-asan venv
 	@start=$$(date +%s); rc=0; \
