@@ -414,7 +414,8 @@ def test_latency_adds_to_a_4k_read(tmp_path: Path, shim) -> None:
 
 
 def read_1mib(tmp_path: Path, shimmed: ShimEnv, reads: int) -> tuple[dict[str, object], dict]:
-    """readlat of 1 MiB reads at one server; its JSON line and the server's shim counters."""
+    """readlat of 1 MiB reads at one server; its JSON line and the server's shim counters.
+    The server's own counters say each read's data went in one RMA op of 1 MiB."""
     inst = Instance(tmp_path, 1, shimmed.env)
     try:
         proc = check(inst, "readlat", "-n", str(reads), "-l", str(1 << 20))
@@ -424,6 +425,9 @@ def read_1mib(tmp_path: Path, shimmed: ShimEnv, reads: int) -> tuple[dict[str, o
         inst.stop()
     finally:
         inst.kill_all()
+    own = inst.stats[0]
+    # readlat writes the file once first (one RMA read of the client's buffer).
+    assert own["rma_ops"] == reads + 1 and own["rma_bytes"] == (reads + 1) << 20, own
     (server,) = [s for s in shimmed.stats() if s["pid"] == pid]
     return res, server
 

@@ -393,6 +393,9 @@ nlohmann::json Server::counters() const
 		{"fabric_waits", f.waits},
 		{"fabric_wait_seconds", double(f.wait_ns) / 1e9},
 		{"fabric_missed_wakeups", f.missed_wakeups},
+		{"fabric_spins", f.spins},
+		{"rma_ops", f.rma_ops},
+		{"rma_bytes", f.rma_bytes},
 	};
 	return j;
 }
