@@ -24,6 +24,7 @@ from typing import Any
 from loggp.results.protocol import RESULT_KEY
 from loggp.results.rundir import RUN_FILE
 from loggp.results.store import (
+    BACKEND_EMULATOR,
     MEASURED,
     STATUS_DEGRADED,
     SWEEP_BASELINE,
@@ -66,6 +67,7 @@ class Row:
     other_cpu: float = 0.02  # other work on the host during the point: quiet by default
     floor_ns: int | None = None  # the host's lateness floor beside the point
     reason: str = DEGRADED_REASON  # stored when the status is degraded
+    backend: str = BACKEND_EMULATOR  # BACKEND_SMPI: a simulated point
 
     def point_id(self) -> str:
         if self.knob in (SWEEP_BASELINE, SWEEP_GRID):
@@ -164,7 +166,7 @@ def write_points(run_dir: Path, rows: list[Row]) -> None:
                     started=1700000000.0 + seq,
                     finished=1700000002.5 + seq,
                     stderr_tail=r.stderr_tail,
-                    backend="emulator",
+                    backend=r.backend,
                 )
             )
 
@@ -195,8 +197,12 @@ def run_json(name: str = RUN_NAME) -> dict[str, Any]:
 
 
 def make_run(root: Path, rows: list[Row] | None = None, name: str = RUN_NAME) -> Path:
-    """A run directory with run.json and results.sqlite holding the rows."""
-    run = root / f"{name}-20240501-120000"
+    """A run directory below root with run.json and results.sqlite holding the rows."""
+    return write_run(root / f"{name}-20240501-120000", rows, name)
+
+
+def write_run(run: Path, rows: list[Row] | None = None, name: str = RUN_NAME) -> Path:
+    """The run directory run, created with run.json and results.sqlite holding the rows."""
     run.mkdir(parents=True)
     (run / RUN_FILE).write_text(json.dumps(run_json(name), indent=2))
     write_points(run, standard_rows() if rows is None else rows)
