@@ -19,6 +19,10 @@ from loggp.analysis.slowdown import Analysis, Stat, analyse
 from loggp.analysis.store import load_run
 
 AGREE_REL = 0.15
+AGREE_RULE = (
+    "a point agrees when the simulated median slowdown lies inside the emulated interval or "
+    f"within {AGREE_REL * 100:.0f} % of the emulated median"
+)
 EMULATED = "emulated"
 SIMULATED = "simulated"
 

@@ -15,7 +15,7 @@ report works on headless hosts and inside other programs. Each figure is written
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -47,6 +47,9 @@ BLACK = (0.0, 0.0, 0.0, 1.0)  # a workload without a colour of its own
 # in the legend, beside or instead of an emulated one.
 SIMULATED_STYLE = {"linestyle": "-.", "markerfacecolor": "white"}
 SIMULATED_SUFFIX = " (simulated)"
+# validate-sim's figures: a simulated point that does not agree with the emulated one.
+DISAGREE_LABEL = "simulated, disagrees"
+NO_MODELS = Models({}, {})  # the axes of curves drawn without model lines
 
 
 @dataclass(frozen=True)
@@ -206,6 +209,42 @@ def finish_axes(
     )
 
 
+def draw_overlay(
+    knob: str,
+    emulated: KnobSummary | None,
+    simulated: KnobSummary | None,
+    disagree: Collection[tuple[str, float]],
+    colour: dict[str, tuple[float, float, float, float]],
+    title: str,
+) -> Figure:
+    """validate-sim's figure of one knob (loggp/analysis/crossval.py): both runs' curves on
+    the same axes, the emulated with its intervals, the simulated drawn as simulated, and
+    each simulated point of disagree ((workload, x)) crossed in red.  A workload keeps its
+    colour and marker in both runs.  No model lines: the page compares the runs."""
+    info = knob_info(knob)
+    fig, ax = new_axes()
+    runs = [(s, s is simulated) for s in (emulated, simulated) if s is not None]
+    top = max(y_top(s, NO_MODELS, info.log_x) for s, _ in runs)
+    marker = {wl: i for i, wl in enumerate(colour)}
+    handles: list[Artist | Container] = []
+    for summary, sim in runs:
+        for curve in summary.curves:
+            draw_curve(ax, curve, marker.get(curve.workload, 0), colour, top, handles, sim)
+    flagged = [
+        (cp.x, cp.stat.median)
+        for c in (simulated.curves if simulated is not None else ())
+        for cp in c.points
+        if (c.workload, cp.x) in disagree and (not info.log_x or cp.x > 0)
+    ]
+    if flagged:
+        xs, ys = zip(*flagged, strict=True)
+        cross = ax.scatter(xs, ys, marker="x", s=90, color="red", linewidths=2, zorder=6)
+        cross.set_label(DISAGREE_LABEL)
+        handles.append(cross)
+    finish_axes(ax, knob, top, title, handles)
+    return fig
+
+
 def y_top(summary: KnobSummary, models: Models, log_x: bool = False) -> float:
     """The top of the y axis: above every median, model value and interval end up to
     CLIP_FACTOR times the largest median (module docstring)."""
@@ -241,12 +280,16 @@ def write_figures(
         if not summary.curves:
             continue
         fig = draw(summary, models, colour, run_name, simulated)
-        stem = out_dir / figure_stem(summary.knob)
-        files = FigureFiles(summary.knob, stem.with_suffix(".png"), stem.with_suffix(".svg"))
-        try:
-            fig.savefig(files.png, dpi=DPI, metadata={"Software": None})
-            fig.savefig(files.svg, metadata={"Date": None})
-        except OSError as e:
-            raise ReportError(f"{stem}: cannot write figure: {e.strerror or e}") from None
-        written.append(files)
+        written.append(save(fig, summary.knob, out_dir / figure_stem(summary.knob)))
     return written
+
+
+def save(fig: Figure, knob: str, stem: Path) -> FigureFiles:
+    """The figure as stem.png (DPI) and stem.svg, without dates that change every run."""
+    files = FigureFiles(knob, stem.with_suffix(".png"), stem.with_suffix(".svg"))
+    try:
+        fig.savefig(files.png, dpi=DPI, metadata={"Software": None})
+        fig.savefig(files.svg, metadata={"Date": None})
+    except OSError as e:
+        raise ReportError(f"{stem}: cannot write figure: {e.strerror or e}") from None
+    return files

@@ -257,7 +257,8 @@ def _headline(page: Page) -> str:
 def _figures(page: Page) -> str:
     if not page.figures:
         return ""
-    return '<div class="figures">' + "".join(_figure(f) for f in page.figures) + "</div>"
+    figs = "".join(figure_tag(f, f"knob-{f.knob}") for f in page.figures)
+    return f'<div class="figures">{figs}</div>'
 
 
 def _summary(page: Page) -> str:
@@ -371,15 +372,18 @@ def _baselines(page: Page) -> str:
     )
 
 
-def _figure(fig: FigureFiles) -> str:
+def figure_tag(fig: FigureFiles, table: str, files_dir: str = "") -> str:
+    """The figure's PNG embedded, captioned with links to its table (an anchor of the page)
+    and to its files (in files_dir, relative to the page)."""
     data = base64.b64encode(fig.png.read_bytes()).decode("ascii")
     alt = f"slowdown against {fig.knob}"
+    png, svg = files_dir + fig.png.name, files_dir + fig.svg.name
     return (
         f'<figure><img src="data:image/png;base64,{data}" alt="{e(alt)}" '
         f'width="{round(FIGSIZE[0] * DPI)}" height="{round(FIGSIZE[1] * DPI)}">'
-        f'<figcaption><a href="#knob-{e(fig.knob)}">table</a>; files: '
-        f'<a href="{e(fig.png.name)}">{e(fig.png.name)}</a>, '
-        f'<a href="{e(fig.svg.name)}">{e(fig.svg.name)}</a></figcaption></figure>'
+        f'<figcaption><a href="#{e(table)}">table</a>; files: '
+        f'<a href="{e(png)}">{e(fig.png.name)}</a>, '
+        f'<a href="{e(svg)}">{e(fig.svg.name)}</a></figcaption></figure>'
     )
 
 

@@ -6,7 +6,8 @@ Per rank count N of --ranks both runs are ordinary runs of variants of the file 
 sweep and workloads, every workload at N ranks; one beneath its own shim, `fabric` where the
 file says `smpi`, the other beneath `smpi`), in DIR/ranks-N/emulated and
 DIR/ranks-N/simulated with their reports; the comparison (loggp/analysis/crossval.py) is
-printed, one table per rank count, and written to DIR/validation.json, one section each.
+printed, one table per rank count, and written to DIR/validation.json, one section each;
+DIR/validation.html draws both runs' curves on the same axes (loggp/analysis/crossval_page.py).
 """
 
 from __future__ import annotations
@@ -23,9 +24,18 @@ import yaml
 from rich.console import Console
 from rich.table import Table
 
-from loggp.analysis.crossval import EMULATED, SIMULATED, Section, compare_section, section_dir
+from loggp.analysis.crossval import (
+    AGREE_RULE,
+    EMULATED,
+    SIMULATED,
+    Section,
+    compare_section,
+    section_dir,
+)
+from loggp.analysis.errors import ReportError
 from loggp.cli.options import positive
 from loggp.cli.report import report
+from loggp.errors import LoggpError
 from loggp.plan.experiment import Experiment, load_experiment, parse_experiment
 from loggp.plan.sweep import check_plan_size, expand
 from loggp.results.rundir import new_run_dir
@@ -61,8 +71,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="run an experiment emulated and simulated (shim smpi) and compare slowdowns",
         description="Run the experiment twice at each rank count of --ranks, emulated and "
         "simulated by SimGrid's SMPI, and report per point the emulated and simulated "
-        "slowdown; a point agrees when the simulated one is inside the emulated interval or "
-        "within 15 %.",
+        f"slowdown ({AGREE_RULE}); one page draws both runs' curves on the same axes.",
     )
     p.add_argument("file", type=Path, metavar="FILE", help="an experiment file")
     p.add_argument(
@@ -145,10 +154,17 @@ def cmd_validate(args: argparse.Namespace, console: Console) -> int:
                 console.print(f"report: {report(run_dir, None, console)}")
     finally:
         lock.release()
-    found = [compare_section(top, n) for n in args.ranks]
-    print_sections(exp.name, found, console)
-    write_validation(top, found)
-    console.print(f"comparison: {top / VALIDATION_FILE}")
+    # Imported here: the page draws with matplotlib, which every other verb would pay for
+    # at start (loggp/cli/report.py).
+    from loggp.analysis.crossval_page import write_page
+
+    try:  # a run that cannot be read (ReportError) is one line, as every failure
+        found = [compare_section(top, n) for n in args.ranks]
+        print_sections(exp.name, found, console)
+        console.print(f"comparison: {write_validation(top, found)}")
+        console.print(f"figures: {write_page(top, exp.name, found)}")
+    except ReportError as e:
+        raise LoggpError(f"validate-sim: {e}") from None
     return 0
 
 

@@ -12,7 +12,7 @@ import pytest
 from rich.console import Console
 
 from loggp.analysis.crossval import AGREE_REL, EMULATED, SIMULATED, compare_section, section_dir
-from loggp.analysis.tests.rundata import Row, write_run
+from loggp.analysis.tests.rundata import write_validation_runs
 from loggp.cli.main import build_parser
 from loggp.cli.validate import (
     VALIDATION_FILE,
@@ -22,7 +22,6 @@ from loggp.cli.validate import (
     write_validation,
 )
 from loggp.plan.experiment import load_experiment
-from loggp.results.store import BACKEND_SMPI
 from loggp.tests.cli import loggp
 
 pytestmark = pytest.mark.unit
@@ -72,33 +71,15 @@ def test_every_rank_count_plans_both_runs(tmp_path: Path) -> None:
     assert len({v.exp.name for v in runs}) == len(runs)  # four runs, four names
 
 
-# Emulated slowdown of the workload at each ΔL, per rank count (six repeats: an interval).
+# Emulated slowdown of the workload at each ΔL, per rank count.
 EMULATED_SLOWDOWN = {2: {10: 1.5, 100: 4.0}, 4: {10: 2.0, 100: 6.0}}
-SPREAD = 0.05  # the emulated repeats' spread around their median
-
-
-def emulated_rows(ranks: int) -> list[Row]:
-    rows = [Row("app", "baseline", None, r, 1.0) for r in range(6)]
-    for x, s in EMULATED_SLOWDOWN[ranks].items():
-        for r, f in enumerate((-2, -1, 0, 0, 1, 2)):
-            rows.append(Row("app", "latency", x, r, s * (1 + f * SPREAD)))
-    return rows
-
-
-def simulated_rows(ranks: int, off: dict[float, float]) -> list[Row]:
-    """One repeat a point, each the emulated median times (1 + off[x])."""
-    rows = [Row("app", "baseline", None, 0, 1.0, backend=BACKEND_SMPI)]
-    for x, s in EMULATED_SLOWDOWN[ranks].items():
-        rows.append(Row("app", "latency", x, 0, s * (1 + off[x]), backend=BACKEND_SMPI))
-    return rows
 
 
 def test_one_section_per_rank_count_printed_and_written(tmp_path: Path) -> None:
     # at 2 ranks both points agree; at 4, ΔL = 100 us is simulated far outside
     off = {2: {10: 0.0, 100: AGREE_REL / 2}, 4: {10: 0.0, 100: 3 * AGREE_REL}}
     for n in (2, 4):
-        write_run(section_dir(tmp_path, n) / EMULATED, emulated_rows(n))
-        write_run(section_dir(tmp_path, n) / SIMULATED, simulated_rows(n, off[n]))
+        write_validation_runs(tmp_path, n, EMULATED_SLOWDOWN[n], off[n])
     sections = [compare_section(tmp_path, n) for n in (2, 4)]
 
     out = io.StringIO()

@@ -21,10 +21,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from loggp.analysis.crossval import EMULATED, SIMULATED, section_dir
 from loggp.results.protocol import RESULT_KEY
 from loggp.results.rundir import RUN_FILE
 from loggp.results.store import (
     BACKEND_EMULATOR,
+    BACKEND_SMPI,
     MEASURED,
     STATUS_DEGRADED,
     SWEEP_BASELINE,
@@ -207,3 +209,23 @@ def write_run(run: Path, rows: list[Row] | None = None, name: str = RUN_NAME) ->
     (run / RUN_FILE).write_text(json.dumps(run_json(name), indent=2))
     write_points(run, standard_rows() if rows is None else rows)
     return run
+
+
+VALIDATION_SPREAD = (-0.1, -0.05, 0.0, 0.0, 0.05, 0.1)  # six emulated repeats: an interval
+
+
+def write_validation_runs(
+    top: Path, ranks: int, slowdown: dict[float, float], off: dict[float, float]
+) -> None:
+    """validate-sim's two runs at ranks (loggp/analysis/crossval.py's layout), workload app
+    swept on latency: emulated with six repeats a point spread around slowdown[x] (so with
+    an interval), simulated (backend smpi) with one repeat at slowdown[x]·(1 + off[x])."""
+    emulated = [Row("app", "baseline", None, r, 1.0) for r in range(len(VALIDATION_SPREAD))]
+    simulated = [Row("app", "baseline", None, 0, 1.0, backend=BACKEND_SMPI)]
+    for x, s in slowdown.items():
+        emulated += [
+            Row("app", "latency", x, r, s * (1 + f)) for r, f in enumerate(VALIDATION_SPREAD)
+        ]
+        simulated.append(Row("app", "latency", x, 0, s * (1 + off[x]), backend=BACKEND_SMPI))
+    write_run(section_dir(top, ranks) / EMULATED, emulated, f"app-{EMULATED}-{ranks}")
+    write_run(section_dir(top, ranks) / SIMULATED, simulated, f"app-{SIMULATED}-{ranks}")
