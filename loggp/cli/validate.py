@@ -33,7 +33,7 @@ from loggp.analysis.crossval import (
     section_dir,
 )
 from loggp.analysis.errors import ReportError
-from loggp.cli.options import positive
+from loggp.cli.options import positive, rank_counts
 from loggp.cli.report import report
 from loggp.errors import LoggpError
 from loggp.plan.experiment import Experiment, load_experiment, parse_experiment
@@ -47,22 +47,6 @@ from loggp.run.shim import shim_library
 
 VALIDATION_FILE = "validation.json"
 DEFAULT_RANKS = "2,4"  # what a 2-core machine emulates: one or two ranks a core
-
-
-def rank_counts(text: str) -> tuple[int, ...]:
-    """--ranks: a comma list of whole numbers of at least 1, none twice, in the order given."""
-    counts = []
-    for item in text.split(","):
-        try:
-            n = int(item)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not a whole number: '{item}' in '{text}'") from None
-        if n < 1:
-            raise argparse.ArgumentTypeError(f"expected ranks of at least 1: '{item}'")
-        if n in counts:
-            raise argparse.ArgumentTypeError(f"{n} ranks given twice in '{text}'")
-        counts.append(n)
-    return tuple(counts)
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:

@@ -14,13 +14,8 @@ from rich.console import Console
 from loggp.analysis.crossval import AGREE_REL, EMULATED, SIMULATED, compare_section, section_dir
 from loggp.analysis.tests.rundata import write_validation_runs
 from loggp.cli.main import build_parser
-from loggp.cli.validate import (
-    VALIDATION_FILE,
-    print_sections,
-    rank_counts,
-    variants,
-    write_validation,
-)
+from loggp.cli.options import rank_counts
+from loggp.cli.validate import VALIDATION_FILE, print_sections, variants, write_validation
 from loggp.plan.experiment import load_experiment
 from loggp.tests.cli import loggp
 
