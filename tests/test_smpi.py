@@ -1,5 +1,6 @@
 """`emulator: {shim: smpi}` end to end: `loggp run` of the smpicc builds in SimGrid's SMPI on
-the platform loggp generates (docs/simulator.md), its results stored and reported.
+the platform loggp generates (docs/simulator.md), its results stored and reported; and
+`loggp bench sim-speed` (loggp/bench/sim_speed.py) at small rank counts.
 
 The stack is a calibration file of the test's (o_s 2 µs, o_r 3 µs, L 10 µs, G 0.5 ns/B), so
 every simulated time is known; a simulated time does not depend on the host's load except
@@ -125,3 +126,27 @@ def test_64_ranks_are_stored_simulated_and_reported(sim: SimRun) -> None:
     assert (sim.out / "calibration.json").is_file()
     assert (sim.out / "report" / "index.html").is_file()
     assert sim.wall_s < 240  # minutes at most, on a busy 2-core host
+
+
+def test_sim_speed_benchmark_reports_smpis_own_timing(tmp_path: Path) -> None:
+    stencil = BUILD / "smpi" / "workloads" / "stencil" / "stencil"
+    if not stencil.is_file():
+        pytest.skip(f"{stencil} not built (cmake -DLOGGP_SMPI=ON needs libsimgrid-dev)")
+    (tmp_path / "calibration.json").write_text(json.dumps(CALIBRATION))
+    out, page = tmp_path / "speed.json", tmp_path / "benchmarks.md"
+    res = loggp(
+        "bench", "sim-speed", "--build", str(BUILD), "--ranks", "8,4", "--iterations", "10",
+        "--calibration", "calibration.json", "--out", str(out), "--markdown", str(page),
+        cwd=tmp_path, timeout=300,
+    )  # fmt: skip
+    assert res.returncode == 0, res.stdout + res.stderr
+    doc = json.loads(out.read_text())
+    assert doc["stack"]["L_us"] == CALIBRATION["results"]["L_us"]["median"]
+    assert [r["ranks"] for r in doc["runs"]] == [8, 4]
+    for r in doc["runs"]:
+        # the whole program holds the stencil's timed loop; the simulation is part of the run
+        assert 0 < r["stencil_time_s"] <= r["simulated_s"]
+        assert 0 <= r["compute_s"] <= r["simulation_wall_s"] <= r["smpirun_wall_s"]
+        assert r["sim_s_per_wall_s"] == pytest.approx(r["simulated_s"] / r["smpirun_wall_s"])
+    section = page.read_text()
+    assert section.count("sim-speed:begin") == 1 and "| 8 |" in section and "| 4 |" in section

@@ -1,19 +1,30 @@
 """Cross-validation of the simulator against the emulator (`loggp validate-sim`,
 docs/simulator.md): the same experiment's slowdown curves, emulated and simulated, point by
-point.
+point, at each rank count validated.
 
 A point agrees when the simulated median slowdown lies inside the emulated median's
 order-statistic interval (loggp/analysis/slowdown.py; none below six repeats), or within
 AGREE_REL of the emulated median.  Baselines (slowdown 1 by definition) are not compared.
+
+validate-sim's directory holds, per rank count N, the two runs in ranks-N/emulated and
+ranks-N/simulated (section_dir); the comparison of each is a Section.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
-from loggp.analysis.slowdown import Analysis, Stat
+from loggp.analysis.slowdown import Analysis, Stat, analyse
+from loggp.analysis.store import load_run
 
 AGREE_REL = 0.15
+AGREE_RULE = (
+    "a point agrees when the simulated median slowdown lies inside the emulated interval or "
+    f"within {AGREE_REL * 100:.0f} % of the emulated median"
+)
+EMULATED = "emulated"
+SIMULATED = "simulated"
 
 
 @dataclass(frozen=True)
@@ -49,6 +60,41 @@ class Agreement:
             "rel_diff": self.rel_diff,
             "agrees": self.agrees,
         }
+
+
+@dataclass(frozen=True)
+class Section:
+    """Both runs at one rank count, and their comparison."""
+
+    ranks: int
+    emulated: Analysis
+    simulated: Analysis
+    points: tuple[Agreement, ...]
+
+    @property
+    def agree(self) -> int:
+        return sum(a.agrees for a in self.points)
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "ranks": self.ranks,
+            "agree": self.agree,
+            "compared": len(self.points),
+            "points": [a.as_dict() for a in self.points],
+        }
+
+
+def section_dir(top: Path, ranks: int) -> Path:
+    """Where validate-sim keeps its two runs at a rank count."""
+    return top / f"ranks-{ranks}"
+
+
+def compare_section(top: Path, ranks: int) -> Section:
+    """The stored emulated and simulated runs at ranks, compared (ReportError when either
+    cannot be read)."""
+    where = section_dir(top, ranks)
+    emulated, simulated = (analyse(load_run(where / n).points) for n in (EMULATED, SIMULATED))
+    return Section(ranks, emulated, simulated, tuple(compare(emulated, simulated)))
 
 
 def compare(emulated: Analysis, simulated: Analysis) -> list[Agreement]:

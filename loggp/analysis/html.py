@@ -1,8 +1,9 @@
 """index.html: one self-contained page (figures embedded as base64 PNG, no external files
-needed to view it) that leads with the answer: a banner when the host could not emulate
-reliably (with the remedy), a headline per workload (the knob it is most sensitive to and
-the slowdown at its worst setting with its interval), the figures side by side, then the
-summary, the findings and the tables, and the run's provenance last, as YAML.
+needed to view it) that leads with the answer: for a run of shim smpi that its points were
+simulated, and on which stack; a banner when the host could not emulate reliably (with the
+remedy), a headline per workload (the knob it is most sensitive to and the slowdown at its
+worst setting with its interval), the figures side by side, then the summary, the findings
+and the tables, and the run's provenance last, as YAML.
 
 "Other work" is the same figure everywhere: the share of the host's CPU time during a point
 that the run's own processes did not spend (`host_other_cpu`, loggp/metrics/node.py).
@@ -80,7 +81,8 @@ body { font-family: sans-serif; margin: 1em auto; max-width: 80em; color: #222; 
 h1 { font-size: 1.5em; margin: 0.3em 0; } h2 { font-size: 1.25em; margin-top: 2em; }
 h3 { font-size: 1.05em; }
 .banner { border: 2px solid #c60; background: #fff4e5; padding: 0.4em 0.8em; margin: 0.5em 0; }
-.banner p { margin: 0.2em 0; }
+.banner p, .simulated p { margin: 0.2em 0; }
+.simulated { border: 2px solid #36c; background: #eef3ff; padding: 0.4em 0.8em; margin: 0.5em 0; }
 table.headline { font-size: 1em; margin: 0.3em 0; }
 table.headline td.answer { font-weight: bold; }
 .figures { display: grid; grid-template-columns: repeat(auto-fit, minmax(34em, 1fr));
@@ -137,13 +139,14 @@ class Page:
 
 
 def render(page: Page) -> str:
-    name = page.run.info.name
+    name = page.run.info.name + (" (simulated)" if page.run.simulated else "")
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
         f"<title>loggp report: {e(name)}</title>",
         f"<style>{CSS}</style></head><body>",
         f"<h1>loggp report: {e(name)}</h1>",
+        _simulated(page),
         _banner(page),
         _headline(page),
         _figures(page),
@@ -190,6 +193,34 @@ def _banner(page: Page) -> str:
     )
 
 
+def _simulated(page: Page) -> str:
+    """That the points were simulated, not emulated, and on which stack (run.json's
+    provenance.smpi, loggp/run/smpi.py); empty for an emulated run."""
+    n_sim, n = len(page.run.simulated), len(page.run.points)
+    if not n_sim:
+        return ""
+    smpi = page.run.info.provenance.get("smpi")
+    if isinstance(smpi, dict) and isinstance(smpi.get("stack"), dict):
+        st = smpi["stack"]
+        stack = (
+            f"{e(st.get('provider'))}: o_s {e(fmt(st.get('o_s_us')))} µs, o_r "
+            f"{e(fmt(st.get('o_r_us')))} µs, L {e(fmt(st.get('L_us')))} µs (measured "
+            f"{e(fmt(smpi.get('measured_L_us')))} µs), G {e(fmt(st.get('G_ns_per_B')))} ns/B, "
+            f"calibration {e(smpi.get('calibration'))} (kept as {e(smpi.get('file'))})"
+        )
+    else:
+        stack = "not recorded (run.json has no provenance.smpi)"
+    return (
+        '<div class="simulated" id="simulated"><p><b>Simulated, not emulated:</b> '
+        f"{n_sim} of {n} point(s) ran in SimGrid's SMPI (<code>shim: smpi</code>), on a "
+        "platform of the stack's calibrated o, L and G plus each point's knobs; their "
+        "curves are dash-dotted with hollow markers.</p>"
+        f"<p>Stack: {stack}.</p>"
+        '<p class="note">Each point\'s platform, its knobs added, is platform.json in its '
+        'directory; the calibration is in the <a href="#provenance">provenance</a>.</p></div>'
+    )
+
+
 def _worst_text(w: Worst) -> str:
     cp = w.point
     text = f"×{fmt_stat(cp.stat)} at {w.at()}"
@@ -226,7 +257,8 @@ def _headline(page: Page) -> str:
 def _figures(page: Page) -> str:
     if not page.figures:
         return ""
-    return '<div class="figures">' + "".join(_figure(f) for f in page.figures) + "</div>"
+    figs = "".join(figure_tag(f, f"knob-{f.knob}") for f in page.figures)
+    return f'<div class="figures">{figs}</div>'
 
 
 def _summary(page: Page) -> str:
@@ -340,15 +372,18 @@ def _baselines(page: Page) -> str:
     )
 
 
-def _figure(fig: FigureFiles) -> str:
+def figure_tag(fig: FigureFiles, table: str, files_dir: str = "") -> str:
+    """The figure's PNG embedded, captioned with links to its table (an anchor of the page)
+    and to its files (in files_dir, relative to the page)."""
     data = base64.b64encode(fig.png.read_bytes()).decode("ascii")
     alt = f"slowdown against {fig.knob}"
+    png, svg = files_dir + fig.png.name, files_dir + fig.svg.name
     return (
         f'<figure><img src="data:image/png;base64,{data}" alt="{e(alt)}" '
         f'width="{round(FIGSIZE[0] * DPI)}" height="{round(FIGSIZE[1] * DPI)}">'
-        f'<figcaption><a href="#knob-{e(fig.knob)}">table</a>; files: '
-        f'<a href="{e(fig.png.name)}">{e(fig.png.name)}</a>, '
-        f'<a href="{e(fig.svg.name)}">{e(fig.svg.name)}</a></figcaption></figure>'
+        f'<figcaption><a href="#{e(table)}">table</a>; files: '
+        f'<a href="{e(png)}">{e(fig.png.name)}</a>, '
+        f'<a href="{e(svg)}">{e(fig.svg.name)}</a></figcaption></figure>'
     )
 
 

@@ -43,7 +43,9 @@ def write_report(run_dir: Path, out_dir: Path | None = None) -> Path:
     analysis = analyse(run.points)
     models = fit_models(analysis, run.points)
     _remove_stale_figures(out, {s.knob for s in analysis.knobs if s.curves})
-    figures = write_figures(analysis.knobs, models, analysis.workloads, out, run.info.name)
+    figures = write_figures(
+        analysis.knobs, models, analysis.workloads, out, run.info.name, run.simulated
+    )
     write_csv(run, analysis, out / CSV)
     index = out / INDEX
     try:

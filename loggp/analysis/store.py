@@ -15,7 +15,7 @@ from typing import Any
 from loggp.analysis.errors import ReportError
 from loggp.results.reader import StoredPoint, read_points
 from loggp.results.rundir import RUN_FILE, RunDirError, read_run_doc
-from loggp.results.store import STORE_FILE, StoreError
+from loggp.results.store import BACKEND_SMPI, STORE_FILE, StoreError
 
 
 @dataclass(frozen=True)
@@ -34,6 +34,11 @@ class Run:
     info: RunInfo
     points: tuple[StoredPoint, ...]
     columns: tuple[str, ...]  # columns present in the database, in store.COLUMNS order
+
+    @property
+    def simulated(self) -> frozenset[str]:
+        """The point ids simulated by SMPI (shim smpi, docs/simulator.md), not emulated."""
+        return frozenset(p.point_id for p in self.points if p.backend == BACKEND_SMPI)
 
 
 def load_run(run_dir: Path) -> Run:

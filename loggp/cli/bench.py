@@ -25,12 +25,14 @@ BENCHES = (
     "kvserver",
     "pfs",
     "prefetch",
+    "sim-speed",
     "wire",
 )
 
 
 def bench_module(name: str) -> ModuleType:
-    return importlib.import_module(f"loggp.bench.{name}")
+    """The module of a benchmark: its name with '_' for '-' (sim-speed: sim_speed.py)."""
+    return importlib.import_module(f"loggp.bench.{name.replace('-', '_')}")
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:

@@ -8,6 +8,7 @@
     loggp demo [-p PROVIDER] [--out DIR]
     loggp testbed up N | down | status | set   [--prefix P] [wire knob options]
     loggp bench NAME [OPTIONS] | --list
+    loggp validate-sim FILE [--ranks N,N...] [--out DIR]
 
 Every expected failure is a LoggpError: one line on stderr and a non-zero exit (2 for a bad
 knob or bad usage, 1 otherwise), never a traceback.  Each verb's parser and handler live in

@@ -88,3 +88,19 @@ def memory_size(text: str) -> int:
             f"bad size '{text}': expected <whole number>{{K|M|G}} from 4M to 1024G, e.g. 512M"
         )
     return int(m[1]) << _SIZE_SHIFT[m[2]]
+
+
+def rank_counts(text: str) -> tuple[int, ...]:
+    """--ranks: a comma list of whole numbers of at least 1, none twice, in the order given."""
+    counts = []
+    for item in text.split(","):
+        try:
+            n = int(item)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a whole number: '{item}' in '{text}'") from None
+        if n < 1:
+            raise argparse.ArgumentTypeError(f"expected ranks of at least 1: '{item}'")
+        if n in counts:
+            raise argparse.ArgumentTypeError(f"{n} ranks given twice in '{text}'")
+        counts.append(n)
+    return tuple(counts)

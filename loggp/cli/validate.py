@@ -2,16 +2,20 @@
 machine can emulate, and their slowdowns compared point by point (docs/simulator.md,
 "Cross-validation").
 
-Both runs are ordinary runs of variants of the file (the same sweep and workloads, every
-workload at --ranks; one beneath its own shim, `fabric` where the file says `smpi`, the
-other beneath `smpi`), in DIR/emulated and DIR/simulated with their reports; the
-comparison (loggp/analysis/crossval.py) is printed and written to DIR/validation.json.
+Per rank count N of --ranks both runs are ordinary runs of variants of the file (the same
+sweep and workloads, every workload at N ranks; one beneath its own shim, `fabric` where the
+file says `smpi`, the other beneath `smpi`), in DIR/ranks-N/emulated and
+DIR/ranks-N/simulated with their reports; the comparison (loggp/analysis/crossval.py) is
+printed, one table per rank count, and written to DIR/validation.json, one section each;
+DIR/validation.html draws both runs' curves on the same axes (loggp/analysis/crossval_page.py).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -20,7 +24,16 @@ import yaml
 from rich.console import Console
 from rich.table import Table
 
-from loggp.cli.options import positive
+from loggp.analysis.crossval import (
+    AGREE_RULE,
+    EMULATED,
+    SIMULATED,
+    Section,
+    compare_section,
+    section_dir,
+)
+from loggp.analysis.errors import ReportError
+from loggp.cli.options import positive, rank_counts
 from loggp.cli.report import report
 from loggp.errors import LoggpError
 from loggp.plan.experiment import Experiment, load_experiment, parse_experiment
@@ -33,22 +46,41 @@ from loggp.run.runner import RunOptions, new_record, run_plan
 from loggp.run.shim import shim_library
 
 VALIDATION_FILE = "validation.json"
+DEFAULT_RANKS = "2,4"  # what a 2-core machine emulates: one or two ranks a core
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "validate-sim",
         help="run an experiment emulated and simulated (shim smpi) and compare slowdowns",
-        description="Run the experiment twice at --ranks ranks, emulated and simulated by "
-        "SimGrid's SMPI, and report per point the emulated and simulated slowdown; a "
-        "point agrees when the simulated one is inside the emulated interval or within 15 %%.",
+        description="Run the experiment twice at each rank count of --ranks, emulated and "
+        "simulated by SimGrid's SMPI, and report per point the emulated and simulated "
+        f"slowdown ({AGREE_RULE}); one page draws both runs' curves on the same axes.",
     )
     p.add_argument("file", type=Path, metavar="FILE", help="an experiment file")
     p.add_argument(
-        "--ranks", type=int, default=2, metavar="N", help="ranks of every workload (default 2)"
+        "--ranks",
+        type=rank_counts,
+        default=DEFAULT_RANKS,  # argparse parses a default given as text
+        metavar="N[,N...]",
+        help=f"rank counts, each workload run at every one (default {DEFAULT_RANKS})",
     )
-    p.add_argument("--out", type=Path, metavar="DIR", help="directory of both runs")
+    p.add_argument("--out", type=Path, metavar="DIR", help="directory of all runs")
     p.add_argument("--wait-lock", type=positive, metavar="SEC", help="wait for another run")
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One of validate-sim's runs: the file's experiment at one rank count, emulated or
+    simulated."""
+
+    ranks: int
+    kind: str  # EMULATED or SIMULATED
+    exp: Experiment
+    text: str  # its YAML, stored with the run
+
+    def run_dir(self, top: Path) -> Path:
+        return section_dir(top, self.ranks) / self.kind
 
 
 def variant(text: str, source: str, shim: str, ranks: int) -> tuple[Experiment, str]:
@@ -61,27 +93,31 @@ def variant(text: str, source: str, shim: str, ranks: int) -> tuple[Experiment, 
         emulator.pop("calibration", None)
     doc["emulator"] = emulator
     doc["workloads"] = [{**w, "ranks": ranks} for w in doc["workloads"]]
-    doc["name"] = f"{doc['name']}-{'simulated' if shim == 'smpi' else 'emulated'}"
+    kind = SIMULATED if shim == "smpi" else EMULATED
+    doc["name"] = f"{doc['name']}-{kind}-{ranks}ranks"
     out = yaml.safe_dump(doc, sort_keys=False)
     return parse_experiment(out, f"{source} ({shim}, {ranks} ranks)"), out
 
 
-def cmd_validate(args: argparse.Namespace, console: Console) -> int:
-    from loggp.analysis.crossval import compare
-    from loggp.analysis.slowdown import analyse
-    from loggp.analysis.store import load_run
+def variants(exp: Experiment, text: str, source: str, ranks: Sequence[int]) -> list[Variant]:
+    """Every run of validate-sim, in the order they run: per rank count, emulated beneath
+    the file's own shim (`fabric` where it says `smpi`), then simulated."""
+    own = "fabric" if exp.emulator.shim == "smpi" else exp.emulator.shim
+    out = []
+    for n in ranks:
+        for kind, shim in ((EMULATED, own), (SIMULATED, "smpi")):
+            out.append(Variant(n, kind, *variant(text, source, shim, n)))
+    return out
 
-    if args.ranks < 1:
-        raise LoggpError(f"--ranks {args.ranks}: expected a whole number of at least 1")
+
+def cmd_validate(args: argparse.Namespace, console: Console) -> int:
     exp, text, source = load_experiment(args.file)
     exp_dir = args.file.resolve().parent
-    own = "fabric" if exp.emulator.shim == "smpi" else exp.emulator.shim
-    runs = {name: variant(text, source, shim, args.ranks) for name, shim in
-            (("emulated", own), ("simulated", "smpi"))}  # fmt: skip
-    for sub, _ in runs.values():
-        check_plan_size(sub)
-        preflight(sub, exp_dir)
-        if sub.emulator.shim == "fabric":
+    runs = variants(exp, text, source, args.ranks)
+    for v in runs:  # every variant checked before the first point runs
+        check_plan_size(v.exp)
+        preflight(v.exp, exp_dir)
+        if v.exp.emulator.shim == "fabric":
             shim_library()
     top = args.out or Path(exp.output) / (
         f"{exp.name}-validate-{datetime.now().strftime('%Y%m%d-%H%M%S')}"
@@ -90,39 +126,51 @@ def cmd_validate(args: argparse.Namespace, console: Console) -> int:
     try:
         lock.describe(top)
         containment = detect()
-        for name, (sub, sub_text) in runs.items():
-            run_dir = new_run_dir(sub, top / name)
-            console.print(f"{name}: {run_dir}")
-            rec = new_record(sub, sub_text, source, expand(sub))
+        for v in runs:
+            run_dir = new_run_dir(v.exp, v.run_dir(top))
+            console.print(f"{v.kind} at {v.ranks} ranks: {run_dir}")
+            rec = new_record(v.exp, v.text, source, expand(v.exp))
             opts = RunOptions(prometheus=False, exp_dir=exp_dir, containment=containment)
-            summary = run_plan(sub, rec, run_dir, opts, console)
+            summary = run_plan(v.exp, rec, run_dir, opts, console)
             if summary.interrupted:
                 return 130
             if summary.ok + len(summary.degraded):
                 console.print(f"report: {report(run_dir, None, console)}")
     finally:
         lock.release()
-    found = compare(*(analyse(load_run(top / name).points) for name in runs))
-    table = Table(title=f"{exp.name}: emulated vs simulated slowdown at {args.ranks} ranks")
-    for col in ("workload", "knob", "Δ", "emulated [interval]", "simulated", "diff", "agrees"):
-        table.add_column(col)
-    for a in found:
-        interval = (
-            f" [{a.emulated.low:.3g}, {a.emulated.high:.3g}]" if a.emulated.low is not None else ""
-        )
-        table.add_row(
-            a.workload, a.knob, f"{a.x:g}", f"{a.emulated.median:.3g}{interval}",
-            f"{a.simulated.median:.3g}", f"{a.rel_diff:+.0%}", "yes" if a.agrees else "no",
-        )  # fmt: skip
-    console.print(table)
-    agree = sum(a.agrees for a in found)
-    console.print(f"{agree} of {len(found)} points agree")
-    (top / VALIDATION_FILE).write_text(
-        json.dumps(
-            {"ranks": args.ranks, "agree": agree, "points": [a.as_dict() for a in found]},
-            indent=2,
-        )
-        + "\n"
-    )
-    console.print(f"comparison: {top / VALIDATION_FILE}")
+    # Imported here: the page draws with matplotlib, which every other verb would pay for
+    # at start (loggp/cli/report.py).
+    from loggp.analysis.crossval_page import write_page
+
+    try:  # a run that cannot be read (ReportError) is one line, as every failure
+        found = [compare_section(top, n) for n in args.ranks]
+        print_sections(exp.name, found, console)
+        console.print(f"comparison: {write_validation(top, found)}")
+        console.print(f"figures: {write_page(top, exp.name, found)}")
+    except ReportError as e:
+        raise LoggpError(f"validate-sim: {e}") from None
     return 0
+
+
+def print_sections(name: str, sections: Sequence[Section], console: Console) -> None:
+    """One table per rank count, and how many of its points agree."""
+    for s in sections:
+        table = Table(title=f"{name}: emulated vs simulated slowdown at {s.ranks} ranks")
+        for col in ("workload", "knob", "Δ", "emulated [interval]", "simulated", "diff", "agrees"):
+            table.add_column(col)
+        for a in s.points:
+            e = a.emulated
+            interval = f" [{e.low:.3g}, {e.high:.3g}]" if e.low is not None else ""
+            table.add_row(
+                a.workload, a.knob, f"{a.x:g}", f"{e.median:.3g}{interval}",
+                f"{a.simulated.median:.3g}", f"{a.rel_diff:+.0%}", "yes" if a.agrees else "no",
+            )  # fmt: skip
+        console.print(table)
+        console.print(f"{s.agree} of {len(s.points)} points agree at {s.ranks} ranks")
+
+
+def write_validation(top: Path, sections: Sequence[Section]) -> Path:
+    path = top / VALIDATION_FILE
+    doc = {"sections": [s.as_dict() for s in sections]}
+    path.write_text(json.dumps(doc, indent=2) + "\n")
+    return path

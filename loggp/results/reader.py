@@ -26,6 +26,7 @@ from typing import Any
 from loggp.errors import one_line
 from loggp.results.protocol import MsgCounts, is_number, result_metric
 from loggp.results.store import (
+    BACKEND_EMULATOR,
     COLUMNS,
     MEASURED,
     REQUIRED,
@@ -58,7 +59,7 @@ class StoredPoint:
     degraded_reason: str | None = None  # None unless degraded (and before the column existed)
     host_other_cpu: float | None = None  # other work on the host during the point, 0..1
     host_floor_ns: int | None = None  # the host's lateness floor beside it, if measured
-    backend: str = "emulator"  # smpi: simulated (docs/simulator.md); emulator before the column
+    backend: str = BACKEND_EMULATOR  # BACKEND_SMPI: simulated; emulator before the column
 
     @property
     def ok(self) -> bool:
@@ -144,7 +145,7 @@ def _point(db: Path, row: dict[str, Any]) -> StoredPoint:
         degraded_reason=row.get("degraded_reason"),
         host_other_cpu=other_cpu,
         host_floor_ns=floor,
-        backend=str(row.get("backend") or "emulator"),
+        backend=str(row.get("backend") or BACKEND_EMULATOR),
         row=row,
     )
 

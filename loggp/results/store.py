@@ -76,6 +76,9 @@ STATUS_OK = "ok"
 STATUS_DEGRADED = "degraded"
 MEASURED = (STATUS_OK, STATUS_DEGRADED)
 STATUSES = (STATUS_OK, STATUS_DEGRADED, "failed", "timeout", "invalid")
+# Column backend: how the point was measured.
+BACKEND_EMULATOR = "emulator"  # beneath a shim (or none) on real processes
+BACKEND_SMPI = "smpi"  # simulated by SimGrid's SMPI (docs/simulator.md)
 # Column sweep_knob holds a knob name, or one of these.
 SWEEP_BASELINE = "baseline"
 SWEEP_GRID = "grid"
@@ -116,7 +119,7 @@ class PointRecord:
     started: float
     finished: float
     stderr_tail: str
-    backend: str  # emulator, or smpi: simulated (docs/simulator.md)
+    backend: str  # BACKEND_EMULATOR or BACKEND_SMPI
 
 
 class Store:

@@ -50,7 +50,14 @@ from loggp.results.judge import (
 )
 from loggp.results.protocol import messages_check, result_line, result_problem, shim_stats
 from loggp.results.rundir import RunRecord, plan_entry, write_run
-from loggp.results.store import STATUS_DEGRADED, STATUS_OK, PointRecord, Store
+from loggp.results.store import (
+    BACKEND_EMULATOR,
+    BACKEND_SMPI,
+    STATUS_DEGRADED,
+    STATUS_OK,
+    PointRecord,
+    Store,
+)
 from loggp.run.capture import MAX_STREAM_BYTES, dropped_note, tail_text
 from loggp.run.cgroup import (
     Containment,
@@ -242,7 +249,7 @@ def _noise_beside() -> HostNoise | None:
 
 def _backend(exp: Experiment) -> str:
     """Column backend: emulated beneath a shim (or none), or simulated by SMPI."""
-    return "smpi" if exp.emulator.shim == "smpi" else "emulator"
+    return BACKEND_SMPI if exp.emulator.shim == "smpi" else BACKEND_EMULATOR
 
 
 def _not_run(exp: Experiment, p: Point, point_dir: Path, why: str) -> PointRecord:

@@ -21,9 +21,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from loggp.analysis.crossval import EMULATED, SIMULATED, section_dir
 from loggp.results.protocol import RESULT_KEY
 from loggp.results.rundir import RUN_FILE
 from loggp.results.store import (
+    BACKEND_EMULATOR,
+    BACKEND_SMPI,
     MEASURED,
     STATUS_DEGRADED,
     SWEEP_BASELINE,
@@ -66,6 +69,7 @@ class Row:
     other_cpu: float = 0.02  # other work on the host during the point: quiet by default
     floor_ns: int | None = None  # the host's lateness floor beside the point
     reason: str = DEGRADED_REASON  # stored when the status is degraded
+    backend: str = BACKEND_EMULATOR  # BACKEND_SMPI: a simulated point
 
     def point_id(self) -> str:
         if self.knob in (SWEEP_BASELINE, SWEEP_GRID):
@@ -164,7 +168,7 @@ def write_points(run_dir: Path, rows: list[Row]) -> None:
                     started=1700000000.0 + seq,
                     finished=1700000002.5 + seq,
                     stderr_tail=r.stderr_tail,
-                    backend="emulator",
+                    backend=r.backend,
                 )
             )
 
@@ -195,9 +199,33 @@ def run_json(name: str = RUN_NAME) -> dict[str, Any]:
 
 
 def make_run(root: Path, rows: list[Row] | None = None, name: str = RUN_NAME) -> Path:
-    """A run directory with run.json and results.sqlite holding the rows."""
-    run = root / f"{name}-20240501-120000"
+    """A run directory below root with run.json and results.sqlite holding the rows."""
+    return write_run(root / f"{name}-20240501-120000", rows, name)
+
+
+def write_run(run: Path, rows: list[Row] | None = None, name: str = RUN_NAME) -> Path:
+    """The run directory run, created with run.json and results.sqlite holding the rows."""
     run.mkdir(parents=True)
     (run / RUN_FILE).write_text(json.dumps(run_json(name), indent=2))
     write_points(run, standard_rows() if rows is None else rows)
     return run
+
+
+VALIDATION_SPREAD = (-0.1, -0.05, 0.0, 0.0, 0.05, 0.1)  # six emulated repeats: an interval
+
+
+def write_validation_runs(
+    top: Path, ranks: int, slowdown: dict[float, float], off: dict[float, float]
+) -> None:
+    """validate-sim's two runs at ranks (loggp/analysis/crossval.py's layout), workload app
+    swept on latency: emulated with six repeats a point spread around slowdown[x] (so with
+    an interval), simulated (backend smpi) with one repeat at slowdown[x]·(1 + off[x])."""
+    emulated = [Row("app", "baseline", None, r, 1.0) for r in range(len(VALIDATION_SPREAD))]
+    simulated = [Row("app", "baseline", None, 0, 1.0, backend=BACKEND_SMPI)]
+    for x, s in slowdown.items():
+        emulated += [
+            Row("app", "latency", x, r, s * (1 + f)) for r, f in enumerate(VALIDATION_SPREAD)
+        ]
+        simulated.append(Row("app", "latency", x, 0, s * (1 + off[x]), backend=BACKEND_SMPI))
+    write_run(section_dir(top, ranks) / EMULATED, emulated, f"app-{EMULATED}-{ranks}")
+    write_run(section_dir(top, ranks) / SIMULATED, simulated, f"app-{SIMULATED}-{ranks}")
