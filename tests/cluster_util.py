@@ -1,11 +1,13 @@
 """Helpers of the tests that run Ansible against namespace hosts (`loggp testbed up N
---ssh`): a playbook run, its recap, the tasks a run changed, a command over ssh."""
+--ssh`): a playbook run, its recap, the tasks a run changed, a command over ssh, a run's
+times."""
 
 from __future__ import annotations
 
 import json
 import os
 import re
+import sqlite3
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -59,3 +61,17 @@ def ssh(
          f"root@{address}", command],
         capture_output=True, text=True, timeout=timeout, check=False,
     )  # fmt: skip
+
+
+def point_times(run: Path) -> tuple[dict[str, float], bool]:
+    """time_s by sweep knob (baseline, latency) of a run's points, the least of a knob's
+    repeats (a noisy neighbour inflates none of them), and whether every point was ok
+    (none degraded: the shim kept its delays within its bound)."""
+    with sqlite3.connect(run / "results.sqlite") as db:
+        rows = db.execute("SELECT sweep_knob, status, result FROM points").fetchall()
+    assert all(status in ("ok", "degraded") for _, status, _ in rows), rows
+    times: dict[str, float] = {}
+    for knob, _, result in rows:
+        t = json.loads(result)["metrics"]["time_s"]
+        times[knob] = min(t, times.get(knob, t))
+    return times, all(status == "ok" for _, status, _ in rows)

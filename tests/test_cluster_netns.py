@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from cluster_util import changed_tasks, play, recap, ssh
+from cluster_util import changed_tasks, play, point_times, recap, ssh
 
 from loggp.net import sshhosts, testbed
 from loggp.net.inventory import inventory_of
@@ -187,16 +187,6 @@ def _pingpong_suite(name: str, shim: str, inventory: str, out: Path) -> Path:
     return suite
 
 
-def _times(run: Path) -> tuple[dict[str, float], bool]:
-    """time_s by sweep knob (baseline, latency) of a run's points, and whether every
-    point was ok (none degraded: the shim kept its delays within its bound)."""
-    with sqlite3.connect(run / "results.sqlite") as db:
-        rows = db.execute("SELECT sweep_knob, status, result FROM points").fetchall()
-    assert all(status in ("ok", "degraded") for _, status, _ in rows), rows
-    times = {knob: json.loads(result)["metrics"]["time_s"] for knob, _, result in rows}
-    return times, all(status == "ok" for _, status, _ in rows)
-
-
 def test_the_wires_delta_l_slows_a_pingpong_as_the_fabric_shims_does(
     cluster: Cluster, tmp_path: Path
 ) -> None:
@@ -218,7 +208,7 @@ def test_the_wires_delta_l_slows_a_pingpong_as_the_fabric_shims_does(
             f"run {suite} --out {tmp_path / shim} --no-report --no-prometheus --wait-lock 300",
         )
         assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-2000:]
-        t, ok = _times(tmp_path / shim)
+        t, ok = point_times(tmp_path / shim)
         added_us = (t["latency"] - t["baseline"]) / (2 * ROUNDS) * 1e6
         assert added_us >= 0.8 * WIRE_DELTA_US, (shim, t)
         assert added_us <= 1.5 * WIRE_DELTA_US or not ok, (shim, t)
