@@ -1,11 +1,13 @@
 """Helpers of the tests that run Ansible against namespace hosts (`loggp testbed up N
---ssh`): a playbook run, its recap, the tasks a run changed, a command over ssh."""
+--ssh`): a playbook run, its recap, the tasks a run changed, a command over ssh, a
+ping-pong run's half round trips."""
 
 from __future__ import annotations
 
 import json
 import os
 import re
+import sqlite3
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -59,3 +61,20 @@ def ssh(
          f"root@{address}", command],
         capture_output=True, text=True, timeout=timeout, check=False,
     )  # fmt: skip
+
+
+def point_half_rtts(run: Path) -> tuple[dict[str, float], bool]:
+    """A ping-pong run's median half round trip in µs by sweep knob (baseline, latency),
+    the least of a knob's repeats, and whether every point was ok (none degraded: the shim
+    kept its delays within its bound).  The median, not the point's time: a CI run's
+    baseline took 0.32 s against the usual 0.08 s, about what one of TCP's 200 ms
+    retransmission timeouts adds, and a stall like that moves the mean round trip, not
+    the median.  The least repeat: a noisy neighbour inflates none of them."""
+    with sqlite3.connect(run / "results.sqlite") as db:
+        rows = db.execute("SELECT sweep_knob, status, result FROM points").fetchall()
+    assert all(status in ("ok", "degraded") for _, status, _ in rows), rows
+    half: dict[str, float] = {}
+    for knob, _, result in rows:
+        t = json.loads(result)["metrics"]["half_rtt_median_us"]
+        half[knob] = min(t, half.get(knob, t))
+    return half, all(status == "ok" for _, status, _ in rows)

@@ -7,6 +7,7 @@ roles' own tasks against localhost.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -59,12 +60,17 @@ def _playbook(name: str, inventory: str, *extra: str) -> subprocess.CompletedPro
     )  # fmt: skip
 
 
-def test_a_wrong_type_is_refused_naming_the_option() -> None:
-    res = _playbook("spec.yml", "localhost,", "-e", '{"loggp_dpdk_hugepages": "lots"}')
+@pytest.mark.parametrize(
+    ("role", "option", "value"),
+    [("loggp_dpdk", "loggp_dpdk_hugepages", "lots"),
+     ("loggp_slurm", "loggp_slurm_install_packages", "maybe")],
+)  # fmt: skip
+def test_a_wrong_type_is_refused_naming_the_option(role: str, option: str, value: str) -> None:
+    res = _playbook("spec.yml", "localhost,", "-e", json.dumps({"spec_role": role, option: value}))
     assert res.returncode == 2, res.stdout + res.stderr
     failed = [line for line in res.stdout.splitlines() if line.startswith("fatal:")]
     assert len(failed) == 1, res.stdout
-    assert "argument 'loggp_dpdk_hugepages' is of type" in res.stdout, res.stdout
+    assert f"argument '{option}' is of type" in res.stdout, res.stdout
 
 
 def test_units_scrape_config_and_hostfile_render(tmp_path: Path) -> None:

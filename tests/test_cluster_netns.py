@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from cluster_util import changed_tasks, play, recap, ssh
+from cluster_util import changed_tasks, play, point_half_rtts, recap, ssh
 
 from loggp.net import sshhosts, testbed
 from loggp.net.inventory import inventory_of
@@ -187,20 +187,6 @@ def _pingpong_suite(name: str, shim: str, inventory: str, out: Path) -> Path:
     return suite
 
 
-def _half_rtts(run: Path) -> tuple[dict[str, float], bool]:
-    """The median half round trip in µs by sweep knob (baseline, latency) of a run's
-    points, and whether every point was ok (none degraded: the shim kept its delays
-    within its bound).  The median, not the run's time: a CI run's baseline took
-    0.32 s against the usual 0.08 s, about what one of TCP's 200 ms retransmission
-    timeouts adds (a segment the wire dropped on a busy host, most likely), and a
-    stall like that moves the mean round trip, not the median."""
-    with sqlite3.connect(run / "results.sqlite") as db:
-        rows = db.execute("SELECT sweep_knob, status, result FROM points").fetchall()
-    assert all(status in ("ok", "degraded") for _, status, _ in rows), rows
-    half = {knob: json.loads(result)["metrics"]["half_rtt_median_us"] for knob, _, result in rows}
-    return half, all(status == "ok" for _, status, _ in rows)
-
-
 def test_the_wires_delta_l_slows_a_pingpong_as_the_fabric_shims_does(
     cluster: Cluster, tmp_path: Path
 ) -> None:
@@ -222,7 +208,7 @@ def test_the_wires_delta_l_slows_a_pingpong_as_the_fabric_shims_does(
             f"run {suite} --out {tmp_path / shim} --no-report --no-prometheus --wait-lock 300",
         )
         assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-2000:]
-        t, ok = _half_rtts(tmp_path / shim)
+        t, ok = point_half_rtts(tmp_path / shim)
         added_us = t["latency"] - t["baseline"]
         assert added_us >= 0.8 * WIRE_DELTA_US, (shim, t)
         assert added_us <= 1.5 * WIRE_DELTA_US or not ok, (shim, t)

@@ -20,9 +20,10 @@ from pathlib import Path
 
 import pytest
 import yaml
-from cluster_util import changed_tasks, play, recap, ssh
+from cluster_util import changed_tasks, play, point_half_rtts, recap, ssh
 from conftest import BUILD
 
+import loggp as loggp_pkg
 from loggp.net import sshhosts, testbed
 from loggp.net.inventory import inventory_of
 
@@ -31,6 +32,9 @@ pytestmark = [pytest.mark.needs_root, pytest.mark.slow, pytest.mark.serial]
 PREFIX = "lgpslurm"
 HOSTS = 3
 JOB_TIMEOUT_S = 60
+# The loggp under test (a worktree's, given PYTHONPATH), for the hosts' shells too: the
+# venv's editable install names one checkout.
+LOGGP_SRC = Path(loggp_pkg.__file__).resolve().parent.parent
 
 
 @dataclass
@@ -46,7 +50,7 @@ class SlurmCluster:
         res = ssh(
             self.state,
             sshhosts.mgmt_addr(0),
-            f"export SLURM_CONF={conf} LOGGP_BUILD={BUILD}; {command}",
+            f"export SLURM_CONF={conf} LOGGP_BUILD={BUILD} PYTHONPATH={LOGGP_SRC}; {command}",
             timeout=timeout,
         )
         return res.returncode, res.stdout + res.stderr
@@ -192,3 +196,53 @@ def test_a_cancelled_array_leaves_its_points_unstored_and_resume_fills_them(
     doc = json.loads((run / "run.json").read_text())
     assert doc["state"] == "complete"
     assert len(doc["provenance"]["slurm"]["points"]) == 6
+
+
+DELTA_US = 500
+ROUNDS = 200
+REPEATS = 3  # the least time of each knob's: a baseline the load inflated would hide ΔL
+
+
+def test_a_two_node_point_beneath_the_fabric_shim_carries_delta_l(
+    slurm: SlurmCluster, tmp_path: Path
+) -> None:
+    """loggp run --slurm of a ping-pong with one rank on each of two nodes (launcher
+    nodes 2, mpirun --map-by node) over interface eth1, the management network (the data
+    network's eth0 leads to an emulator host with no wire), ΔL = 500 µs in the fabric
+    shim: every message pays ΔL once, so the half round trip gains ΔL, which it does only
+    if the shim's variables reached the rank on the other node (one side delaying alone
+    adds ΔL/2).  Each knob's time is the least of its repeats; a point the machine's load
+    degraded keeps only the lower bound."""
+    assert slurm.returncodes == [0, 0], "the role did not apply"
+    exp, run = tmp_path / "two.yaml", tmp_path / "run"
+    two_nodes = {
+        **SWEEP,
+        "name": "slurm-two-nodes",
+        "repeats": REPEATS,
+        "launcher": {
+            "kind": "slurm", "nodes": 2, "interface": "eth1",
+            "mpirun_args": ["--map-by", "node"],
+        },
+        "sweep": {"knobs": {"latency": [f"{DELTA_US}us"]}},
+        "workloads": [{**SWEEP["workloads"][0], "args": ["-n", str(ROUNDS)]}],
+    }  # fmt: skip
+    exp.write_text(yaml.safe_dump(two_nodes))
+    loggp = own_lock(tmp_path)
+    rc, out = slurm.on_controller(f"{loggp} run --slurm {exp} --out {run} --no-report", timeout=300)
+    assert rc == 0, out
+    records = json.loads((run / "run.json").read_text())["provenance"]["slurm"]["points"]
+    with sqlite3.connect(run / "results.sqlite") as db:
+        rows = db.execute("SELECT seq, point_id, result FROM points ORDER BY seq").fetchall()
+    assert [seq for seq, _, _ in rows] == list(range(2 * REPEATS)), rows
+    for seq, point_id, result in rows:
+        hosts = json.loads(result)["hosts"]  # each rank's own host name
+        assert len(set(hosts)) == 2 and set(hosts) <= set(slurm.state.host_names()), hosts
+        assert records[point_id]["num_nodes"] == "2", records[point_id]
+        assert records[point_id]["node"] in hosts, records[point_id]
+        stats = (run / "points" / str(seq) / "stats.jsonl").read_text().splitlines()
+        pids = {json.loads(line)["pid"] for line in stats}
+        assert len(pids) == 2, f"point {seq}: the shim's lines of {pids}, not of both ranks"
+    t, ok = point_half_rtts(run)
+    added_us = t["latency"] - t["baseline"]
+    assert added_us >= 0.8 * DELTA_US, t
+    assert added_us <= 1.5 * DELTA_US or not ok, t

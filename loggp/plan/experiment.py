@@ -54,6 +54,9 @@ _DURATION_RE = re.compile(r"([0-9]+(?:\.[0-9]+)?) ?(ms|s|min|h)")
 _DURATION_SCALE = {"ms": 1e-3, "s": 1.0, "min": 60.0, "h": 3600.0}
 _NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 _PREFIX_RE = re.compile(r"[a-z][a-z0-9]{0,9}")
+# What Linux accepts as an interface name (the kernel's dev_valid_name: IFNAMSIZ less its
+# NUL, no '/', ':' or white space).
+_IFACE_RE = re.compile(r"[^/:\s]{1,15}")
 _NAMED_KEY = re.compile(r"(\w+)\[(\d+)\]\.(\w+)")  # "services[0].args: ..." of _consistent
 
 
@@ -211,6 +214,7 @@ class Launcher(_Model):
     mpirun_args: list[str] = []
     nodes: Annotated[int, Field(ge=1, le=4096)] = 1  # slurm: whole nodes per point
     sbatch_args: list[str] = []  # slurm: more options of `loggp run --slurm`'s job
+    interface: str | None = None  # slurm: the network interface the nodes' ranks talk over
 
     @property
     def netns_prefix(self) -> str:
@@ -227,6 +231,13 @@ class Launcher(_Model):
             raise ValueError("hostfile is only read by launcher 'mpirun'")
         if (self.nodes != 1 or self.sbatch_args) and self.kind != "slurm":
             raise ValueError("nodes and sbatch_args are only read by launcher 'slurm'")
+        if self.interface is not None and self.kind != "slurm":
+            raise ValueError("interface is only read by launcher 'slurm'")
+        if self.interface is not None and not _IFACE_RE.fullmatch(self.interface):
+            raise ValueError(
+                f"bad interface name {self.interface!r}: expected a network interface's "
+                "name such as eth0 or ib0 (1 to 15 characters, no '/', ':' or white space)"
+            )
         if self.prefix is not None and self.kind != "netns":
             raise ValueError("prefix is only read by launcher 'netns'")
         if self.prefix is not None and not _PREFIX_RE.fullmatch(self.prefix):

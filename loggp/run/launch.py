@@ -7,8 +7,9 @@
            hostfile in the point directory (data addresses), with ssh as Ansible reaches
            the hosts and MPI and libfabric kept on the inventory's data interface.
 - slurm:   inside a Slurm allocation (SLURM_JOB_ID set): mpirun takes the allocation's
-           nodes and starts its daemons through Slurm (loggp/run/slurm.py); `loggp run
-           --slurm` submits a run as a job array of its points.
+           nodes and starts its daemons through Slurm (loggp/run/slurm.py), MPI and
+           libfabric kept on launcher.interface across nodes; `loggp run --slurm`
+           submits a run as a job array of its points.
 - netns:   mpirun inside host 0 of the namespace testbed (`loggp testbed up N`), reaching
            the other hosts through loggp-wire; an rsh agent in the point directory
            enters their namespaces (ip netns exec) where mpirun would use ssh.
@@ -24,6 +25,7 @@ from __future__ import annotations
 import os
 import shlex
 import shutil
+import socket
 import sys
 import time
 from collections.abc import Mapping
@@ -44,7 +46,7 @@ from loggp.run.inventory import Host, InventoryError, read_inventory
 from loggp.run.ompi import shim_mca_args
 from loggp.run.provider import check_provider
 from loggp.run.shim import REPO_ROOT, build_dir, process_env
-from loggp.run.slurm import in_allocation, one_node
+from loggp.run.slurm import in_allocation, point_nodes
 from loggp.run.smpi import (
     calibration_source,
     read_calibration,
@@ -128,15 +130,13 @@ def _ansible_argv(
     iface = hosts[0].vars.get("loggp_data_interface")
     if iface:
         env["FI_TCP_IFACE"] = str(iface)
-        argv += [
-            "--mca",
-            "oob_tcp_if_include",
-            str(iface),
-            "--mca",
-            "btl_tcp_if_include",
-            str(iface),
-        ]
+        argv += _mpi_iface_args(str(iface))
     return argv, bool(iface)
+
+
+def _mpi_iface_args(iface: str) -> list[str]:
+    """Open MPI's own TCP (its daemons' out-of-band channel and btl tcp) on iface."""
+    return ["--mca", "oob_tcp_if_include", iface, "--mca", "btl_tcp_if_include", iface]
 
 
 def netns_hostfile(prefix: str, hosts: int, slots: int, out: Path) -> Path:
@@ -226,8 +226,11 @@ def _mpi_argv(exp: Experiment, w: Workload, env: dict[str, str], point_dir: Path
     if launcher.kind == "ansible" and launcher.inventory:
         more, on_iface = _ansible_argv(launcher, env, point_dir)
         argv += more
-    # Under netns the ranks share /dev/shm, and an inventory's data interface is the one
-    # to use: only btl tcp keeps them on it.
+    if launcher.kind == "slurm" and launcher.interface:
+        argv += _mpi_iface_args(launcher.interface)
+        on_iface = True
+    # Under netns the ranks share /dev/shm, and the interface an inventory or a slurm
+    # launcher names is the one to use: only btl tcp keeps them on it.
     btl = "self,tcp" if on_iface else "^ofi"
     argv += [
         *shim_mca_args(),
@@ -246,6 +249,8 @@ def preflight(exp: Experiment, exp_dir: Path | None) -> None:
     exp.emulator.schedule_lines(exp_dir)  # a trace file's bad line would fail every point
     check_env(os.environ)  # a LOGGP_* typo would make every point refuse to run
     _check_supported(exp)
+    if exp.launcher.kind == "slurm":
+        tcp_iface(exp.launcher)  # named where ranks span nodes; on this node inside a job
     simulated = exp.emulator.shim == "smpi"
     source = calibration_source(exp, exp_dir) if simulated else None
     if source is not None:
@@ -300,14 +305,41 @@ def tcp_iface(launcher: Launcher) -> str | None:
     """The interface libfabric's tcp provider must use (FI_TCP_IFACE): the testbed's eth0
     under netns; lo where every process runs on this machine (launcher local, or mpirun
     without a hostfile), never whichever interface the provider finds first (one another
-    run may remove meanwhile); None where the hosts decide (a hostfile, an inventory)."""
+    run may remove meanwhile); launcher slurm's own (_slurm_iface); None where the hosts
+    decide (a hostfile, an inventory)."""
     if launcher.kind == "netns":
         return "eth0"
     if launcher.kind == "local" or (launcher.kind == "mpirun" and not launcher.hostfile):
         return LOOPBACK_IFACE
-    if launcher.kind == "slurm" and one_node():
-        return LOOPBACK_IFACE
+    if launcher.kind == "slurm":
+        return _slurm_iface(launcher)
     return None
+
+
+def _slurm_iface(launcher: Launcher) -> str:
+    """launcher.interface, which must exist on the node that runs the points (inside the
+    allocation; a login node may name its own differently); without it lo on one node.
+    Ranks on several nodes need it named: the provider would take the first interface it
+    finds, which on a node with more than one network may be one the others cannot
+    reach."""
+    nodes = point_nodes(launcher.nodes)
+    if launcher.interface is None:
+        if nodes == 1:
+            return LOOPBACK_IFACE
+        raise LaunchError(
+            f"launcher 'slurm' on {nodes} nodes needs launcher.interface: the interface "
+            "the nodes reach each other on (e.g. eth0, ib0)"
+        )
+    if in_allocation():
+        try:
+            socket.if_nametoindex(launcher.interface)
+        except OSError:
+            names = ", ".join(sorted(name for _, name in socket.if_nameindex()))
+            raise LaunchError(
+                f"launcher.interface '{launcher.interface}' is not an interface of "
+                f"{socket.gethostname()} (it has {names})"
+            ) from None
+    return launcher.interface
 
 
 def point_launch(

@@ -3,8 +3,9 @@
 Inside an allocation (SLURM_JOB_ID set, from salloc or sbatch) a point's MPI workload
 starts with mpirun, which takes its hosts from the allocation and its daemons through
 Slurm (Open MPI's ras and plm slurm components), so the shim's variables travel with -x
-as under every other launcher; it needs nothing of the site but srun, where `srun
---mpi=pmix` needs Slurm's PMIx plugin and an Open MPI built against the same PMIx.
+as under every other launcher, and ranks on several nodes talk over launcher.interface
+(loggp/run/launch.py); it needs nothing of the site but srun, where `srun --mpi=pmix`
+needs Slurm's PMIx plugin and an Open MPI built against the same PMIx.
 
 Outside an allocation `loggp run --slurm` submits the run: a generated batch script whose
 job array has one task per point not yet stored (the task id is the point's seq), each
@@ -59,9 +60,13 @@ def allocation() -> dict[str, Any]:
     return {k: v for k, v in found.items() if v is not None}
 
 
-def one_node() -> bool:
-    """The allocation holds one node: every rank is on this host."""
-    return os.environ.get("SLURM_JOB_NUM_NODES", "1") == "1"
+def point_nodes(asked: int) -> int:
+    """How many nodes a point's ranks may span: the allocation's inside one, else asked
+    (launcher.nodes, what `loggp run --slurm` asks each task's allocation for)."""
+    if not in_allocation():
+        return asked
+    count = os.environ.get("SLURM_JOB_NUM_NODES", "1")
+    return int(count) if count.isdigit() else asked
 
 
 def record_point(point_dir: Path) -> None:

@@ -74,6 +74,10 @@ def test_full_file() -> None:
          "'local', 'mpirun', 'netns', 'ansible' or 'slurm'"),
         ("launcher: {kind: mpirun, nodes: 2}\n" + ONE, "f.yaml:3: key 'launcher': nodes and "
          "sbatch_args are only read by launcher 'slurm'"),
+        ("launcher: {kind: ansible, inventory: i, interface: eth0}\n" + ONE,
+         "f.yaml:3: key 'launcher': interface is only read by launcher 'slurm'"),
+        ("launcher: {kind: slurm, interface: eth0:1}\n" + ONE, "f.yaml:3: key 'launcher': "
+         "bad interface name 'eth0:1': expected a network interface's name such as eth0"),
         ("emulator: {shim: dpdk}\n" + ONE, "f.yaml:3: key 'emulator.shim': Input should be "
          "'fabric', 'wire', 'none' or 'smpi'"),
         ("sweep:\n  knobs:\n    latency: [10us,\n      10]\n" + ONE,

@@ -243,3 +243,32 @@ def test_launcher_slurm_refuses_a_point_outside_an_allocation(
     monkeypatch.setenv("SLURM_JOB_NUM_NODES", "1")
     launch = point_launch(exp, w, KnobSet(), tmp_path, None)
     assert launch.env["FI_TCP_IFACE"] == "lo"  # one node: every rank on this host
+
+
+def test_launcher_slurm_on_two_nodes_keeps_every_tcp_on_its_interface(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ranks on several nodes talk over launcher.interface (lo here: the one interface
+    every machine has), libfabric's tcp and Open MPI's own alike; without one, or with
+    one this node lacks, nothing runs: a submission is refused before sbatch, a point in
+    the allocation before mpirun."""
+    monkeypatch.delenv("SLURM_JOB_ID", raising=False)
+    bare = _exp(tmp_path, "{kind: slurm, nodes: 2}")
+    with pytest.raises(LaunchError, match=r"^launcher 'slurm' on 2 nodes needs launcher\.inter"):
+        preflight(bare, None)
+    preflight(_exp(tmp_path, "{kind: slurm, nodes: 2, interface: ib7}"), None)  # not here
+    monkeypatch.setenv("SLURM_JOB_ID", "7")
+    monkeypatch.setenv("SLURM_JOB_NUM_NODES", "2")
+    with pytest.raises(LaunchError, match="on 2 nodes needs launcher.interface"):
+        point_launch(_exp(tmp_path, "{kind: slurm}"), bare.workloads[0], KnobSet(), tmp_path, None)
+    missing = _exp(tmp_path, "{kind: slurm, nodes: 2, interface: lgpnone9}")
+    with pytest.raises(LaunchError, match=r"'lgpnone9' is not an interface of \S+ \(it has .*lo"):
+        preflight(missing, None)
+    exp = _exp(tmp_path, "{kind: slurm, nodes: 2, interface: lo, mpirun_args: [--map-by, node]}")
+    launch = point_launch(exp, exp.workloads[0], KnobSet.parse({"latency": "5us"}), tmp_path, None)
+    argv = launch.argv
+    assert launch.env["FI_TCP_IFACE"] == "lo"
+    assert argv[argv.index("FI_TCP_IFACE") - 1] == "-x"
+    assert argv[argv.index("oob_tcp_if_include") + 1] == "lo"
+    assert argv[argv.index("btl_tcp_if_include") + 1] == "lo"
+    assert argv[argv.index("btl") + 1] == "self,tcp"
