@@ -77,3 +77,4 @@ def test_each_point_gets_its_own_rack_latency(
     report = out / "report"
     assert (report / "slowdown_network_rack_latency.png").stat().st_size > 0
     assert f"<code>{KNOB}</code>" in (report / "index.html").read_text()
+    assert (report / "pairs_pp.png").stat().st_size > 0  # the pairs' heatmap, from the counters

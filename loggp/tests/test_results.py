@@ -68,6 +68,19 @@ def test_what_the_store_writes_the_reader_reads(tmp_path: Path) -> None:
     assert p.ok and p.value == 1.5 and p.result_metric("time_s") == 1.5
     assert p.msgs.critical_path == 8 and p.msgs.send_count == 8
     assert p.row["knobs"] == '{"latency": "10us"}'
+    assert p.shim_stats == [{"provider": "tcp", "msgs": 9}]
+
+
+def test_the_reader_keeps_only_the_shims_counter_lines(tmp_path: Path) -> None:
+    """A stored line that is not the shim's is left out as the runner leaves it out, and a
+    cell that is no JSON list reads as none: counters never refuse a run's report."""
+    with Store(tmp_path) as store:
+        store.add(record(shim_stats=[{"provider": "tcp", "msgs": 9}, {"msgs": "nine"}]))
+    p = read_points(tmp_path / STORE_FILE)[1][0]
+    assert p.shim_stats == [{"provider": "tcp", "msgs": 9}]
+    with sqlite3.connect(tmp_path / STORE_FILE) as db:
+        db.execute('UPDATE points SET shim_stats = \'{"not": "a list"}\'')
+    assert read_points(tmp_path / STORE_FILE)[1][0].shim_stats == []
 
 
 def test_a_store_without_points_is_one_line(tmp_path: Path) -> None:
