@@ -3,7 +3,9 @@
 All of it comes from the knob registry (loggp.knobs, emulator/core/include/lgp/knobs.def):
 the units are those of the `sweep_value` and `knob_values` columns (docs/results.md), the
 report unit of the knob's family: µs for the per-message time knobs, ns/B for bulk_gap, MB/s
-(10^6 bytes per second) for bandwidth.
+(10^6 bytes per second) for bandwidth.  A network level's delay swept as a knob
+(network.rack.latency, loggp/plan/netknobs.py) is drawn in its delay's unit, against the
+level's own value: L(rack), the latency leaving a rack adds.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from loggp.plan.knobs import Knob
+from loggp.plan.netknobs import DELAYS, PREFIX, is_network_knob
 
 
 @dataclass(frozen=True)
@@ -53,9 +56,25 @@ KNOBS: dict[str, KnobInfo] = {k.value: _info(k) for k in Knob}
 KNOB_ORDER = tuple(KNOBS)
 
 
+def _network_info(name: str) -> KnobInfo | None:
+    """network.<level>.<delay>: the delay's unit, the level's symbol (L(rack)); its axis is
+    the level's value, not a Δ from 0, though a level given nothing adds 0 there."""
+    level, _, delay = name.removeprefix(PREFIX).partition(".")
+    if not level or delay not in DELAYS:
+        return None
+    knob = KNOBS[delay]
+    return KnobInfo(
+        name,
+        f"{knob.symbol.removeprefix('Δ')}({level})",
+        knob.unit,
+        f"Sensitivity to {level} {Knob(delay).row.what}",
+        added=False,
+    )
+
+
 def knob_info(name: str) -> KnobInfo:
     """The knob's presentation; an unknown knob is drawn on a plain axis without a unit."""
-    known = KNOBS.get(name)
+    known = KNOBS.get(name) or (_network_info(name) if is_network_knob(name) else None)
     if known is not None:
         return known
     return KnobInfo(name, f"Δ{name}", "as recorded", f"Sensitivity to {name}")

@@ -4,7 +4,8 @@
     index = write_report(run_dir, out_dir=None)
 
 writes into out_dir (default run_dir/"report"): index.html, slowdown_<knob>.png/.svg per
-swept knob that has curves, and results.csv.
+swept knob that has curves, pairs_<workload>.png/.svg per workload whose points ran on a
+network (loggp/analysis/pairs.py; index.html does not show them yet), and results.csv.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from loggp.analysis.export import write_csv
 from loggp.analysis.figures import figure_stem, write_figures
 from loggp.analysis.html import Page, write_html
 from loggp.analysis.model import fit_models
+from loggp.analysis.pairs import matrices, stems, write_pair_figures
 from loggp.analysis.slowdown import analyse
 from loggp.analysis.store import load_run
 
@@ -42,10 +44,13 @@ def write_report(run_dir: Path, out_dir: Path | None = None) -> Path:
 
     analysis = analyse(run.points)
     models = fit_models(analysis, run.points)
-    _remove_stale_figures(out, {s.knob for s in analysis.knobs if s.curves})
+    pairs = matrices(run.points)
+    keep = {figure_stem(s.knob) for s in analysis.knobs if s.curves} | set(stems(pairs))
+    _remove_stale_figures(out, keep)
     figures = write_figures(
         analysis.knobs, models, analysis.workloads, out, run.info.name, run.simulated
     )
+    write_pair_figures(pairs, out)
     write_csv(run, analysis, out / CSV)
     index = out / INDEX
     try:
@@ -56,11 +61,10 @@ def write_report(run_dir: Path, out_dir: Path | None = None) -> Path:
 
 
 def _remove_stale_figures(out: Path, keep: set[str]) -> None:
-    """Delete figures of an earlier report for knobs that no longer get one."""
-    wanted = {figure_stem(k) for k in keep}
+    """Delete figures of an earlier report (slowdown_*, pairs_*) whose stem is not kept."""
     for suffix in (".png", ".svg"):
-        for f in out.glob(f"slowdown_*{suffix}"):
-            if f.stem not in wanted:
+        for f in [*out.glob(f"slowdown_*{suffix}"), *out.glob(f"pairs_*{suffix}")]:
+            if f.stem not in keep:
                 try:
                     f.unlink()
                 except OSError as e:

@@ -35,7 +35,7 @@ def plan_table(exp: Experiment, plan: list[Point]) -> Table:
     for col in ("#", "point", "workload", "knob", "setting", "repeat"):
         t.add_column(col)
     for p in plan:
-        setting = p.knobs.label()
+        setting = p.label()
         t.add_row(str(p.seq), p.point_id, p.workload.name, p.sweep_knob, setting, str(p.repeat))
     return t
 

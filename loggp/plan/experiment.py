@@ -39,6 +39,7 @@ from loggp.errors import LoggpError, one_line
 from loggp.plan.dist import check_corr, check_corr_with, check_dist_spec, file_dist_env
 from loggp.plan.knobs import Knob, KnobSet, conflict, parse_knob
 from loggp.plan.names import require_unique
+from loggp.plan.netknobs import check_name, is_network_knob, value_knob
 from loggp.plan.placeholders import INSTANCE_NAMES, POINT_NAMES, names_in, service_ref
 from loggp.plan.schedule import Line, steps_lines, trace_lines
 from loggp.plan.topology import Level, Network
@@ -106,12 +107,12 @@ def _knob_name(name: str) -> str:
 
 
 def _knob_text(knob: str, value: object) -> str:
+    """value as text of knob (a network knob's in its delay's forms); ValueError if not."""
     if not isinstance(value, str):
-        raise ValueError(
-            f"value {value!r} of {knob} has no unit: expected {Knob.lookup(knob).forms}"
-        )
+        forms = value_knob(knob).forms
+        raise ValueError(f"value {value!r} of {knob} has no unit: expected {forms}")
     try:
-        parse_knob(knob, value)
+        parse_knob(value_knob(knob), value)
     except LoggpError as e:
         raise ValueError(str(e)) from None
     return value
@@ -547,6 +548,18 @@ _NOT_APPLIED = {
 }
 
 
+def _level_names(data: dict[str, Any]) -> list[str] | None:
+    """The names of the file's network levels as written (None without a network): what
+    a network knob may name before the network itself is checked."""
+    net = data.get("network")
+    if not isinstance(net, dict):
+        return None
+    levels = net.get("levels")
+    if not isinstance(levels, list):
+        return []
+    return [lv["name"] for lv in levels if isinstance(lv, dict) and isinstance(lv.get("name"), str)]
+
+
 def _check_knob_values(located: Located, source: str) -> None:
     """Knob names and values of emulator.baseline and sweep.knobs, with the exact line of
     each (pydantic would only see the whole mapping)."""
@@ -568,6 +581,9 @@ def _check_knob_values(located: Located, source: str) -> None:
 
     def name(path: Path_, raw: str) -> str:
         try:
+            if is_network_knob(raw):  # the network's checks (its shim's too) come after
+                check_name(raw, _level_names(data))
+                return raw
             knob = _knob_name(raw)
         except ValueError as e:
             raise fail(path, str(e)) from None
@@ -616,7 +632,7 @@ def _check_knob_values(located: Located, source: str) -> None:
                         path, f"a range needs '{end}' (accepted keys: from, to, steps, scale)"
                     )
                 check((*path, end), knob, values[end])
-                if values.get("scale") == "log" and parse_knob(knob, values[end]) == 0:
+                if values.get("scale") == "log" and parse_knob(value_knob(knob), values[end]) == 0:
                     raise fail(
                         (*path, end),
                         f"a log range needs both ends above zero ({end}: {values[end]})",
@@ -636,7 +652,7 @@ def _check_knob_values(located: Located, source: str) -> None:
                 f"expected a list of {knob} values with units, or a range "
                 "{from, to, steps, scale}",
             )
-    pair = conflict(names)
+    pair = conflict([n for n in names if not is_network_knob(n)])
     if pair is not None:
         raise fail(
             ("sweep", "knobs"),

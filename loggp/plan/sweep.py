@@ -3,7 +3,9 @@
 One knob at a time (the Berkeley study's design): a baseline point, then each swept knob
 varied alone from the baseline.  Grid: every combination of the swept knobs' values.
 Ranges {from, to, steps, scale} are interpolated in the knob's exact unit (ns, fs/B, B/s)
-and written back as text the shim parses to the same value.
+and written back as text the shim parses to the same value.  A swept knob is a knob of the
+registry or a network level's delay (network.rack.latency, loggp/plan/netknobs.py): the
+first sets the point's KnobSet, the second its network.
 """
 
 from __future__ import annotations
@@ -15,8 +17,11 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from loggp.errors import LoggpError
+from loggp.plan import netknobs
 from loggp.plan.experiment import Experiment, Range, Workload
 from loggp.plan.knobs import FS_PER_S, Knob, KnobSet, in_report_unit, parse_knob
+from loggp.plan.netknobs import is_network_knob, value_knob
+from loggp.plan.topology import Network
 
 # Points one experiment may plan (docs/experiments.md): a day of one-second points.
 MAX_POINTS = 100_000
@@ -34,26 +39,42 @@ class Point:
 
     seq: int
     workload: Workload
-    sweep_knob: str  # a knob name, "baseline" or "grid"
+    sweep_knob: str  # a knob name (a network knob's too), "baseline" or "grid"
     sweep_value: float | None  # in the report's unit (report_value)
     knobs: KnobSet
     repeat: int
+    network: Network | None = None  # the point's: the file's, or a level's delay swept
+    swept_network: tuple[tuple[str, str], ...] = ()  # the network knobs its sweep set
 
     @property
     def point_id(self) -> str:
         setting = (
-            self.knobs.label().replace(" ", ",")
+            self.label().replace(" ", ",")
             if self.sweep_knob == "grid"
             else (
                 "baseline"
                 if self.sweep_knob == "baseline"
-                else f"{self.sweep_knob}={self.knobs.as_dict()[self.sweep_knob]}"
+                else f"{self.sweep_knob}={self.knob_texts()[self.sweep_knob]}"
             )
         )
         return f"{self.workload.name}/{setting}/r{self.repeat}"
 
+    def label(self) -> str:
+        """What the point's sweep set: its knobs (the baseline's too), then the network
+        knobs it swept; 'all knobs 0' for none."""
+        swept = " ".join(f"{k}={v}" for k, v in self.swept_network)
+        if not swept:
+            return self.knobs.label()
+        return f"{self.knobs.label()} {swept}" if self.knobs else swept
+
+    def knob_texts(self) -> dict[str, str]:
+        """Every knob set at this point as text: its knobs, then every delay its network's
+        levels were given (stored as column knobs, docs/results.md)."""
+        net = netknobs.settings(self.network) if self.network is not None else {}
+        return {**self.knobs.as_dict(), **net}
+
     def knob_values(self) -> dict[str, float]:
-        return {k: report_value(k, v) for k, v in self.knobs.as_dict().items()}
+        return {k: report_value(k, v) for k, v in self.knob_texts().items()}
 
     def describe(self) -> str:
         return json.dumps(self.knobs.as_dict())
@@ -61,8 +82,9 @@ class Point:
 
 def report_value(knob: str, text: str) -> float:
     """A knob's value in the report's unit of its family: us for times, ns/B for bulk_gap,
-    MB/s for bandwidth (docs/results.md)."""
-    return in_report_unit(knob, parse_knob(knob, text))
+    MB/s for bandwidth (docs/results.md); a network knob's in its delay's."""
+    k = value_knob(knob)
+    return in_report_unit(k, parse_knob(k, text))
 
 
 def _exact(knob: Knob, text: str) -> int:
@@ -90,7 +112,7 @@ def _text(knob: Knob, value: int) -> str:
 
 def range_values(knob: str, r: Range) -> list[str]:
     """The steps values of a range, as knob text; log scale needs both ends above zero."""
-    k = Knob.lookup(knob)
+    k = value_knob(knob)
     lo, hi = _exact(k, r.from_), _exact(k, r.to)
     if r.scale == "log":
         if lo <= 0 or hi <= 0:
@@ -119,23 +141,44 @@ def knob_values(exp: Experiment) -> dict[str, list[str]]:
     return out
 
 
-def _settings(exp: Experiment) -> list[tuple[str, float | None, KnobSet]]:
+@dataclass(frozen=True)
+class _Setting:
+    """One setting of the plan, for every workload and repeat: Point's fields."""
+
+    knob: str
+    value: float | None
+    knobs: KnobSet
+    network: Network | None
+    swept_network: tuple[tuple[str, str], ...]
+
+
+def _setting(exp: Experiment, knob: str, value: float | None, setting: dict[str, str]) -> _Setting:
+    """The setting's registry knobs as a KnobSet; its network knobs set the file's network."""
+    knobs = {k: v for k, v in setting.items() if not is_network_knob(k)}
+    swept = {k: v for k, v in setting.items() if is_network_knob(k)}
+    net = exp.network
+    if net is not None and swept:
+        net = netknobs.with_values(net, swept)
+    return _Setting(knob, value, KnobSet.parse(knobs), net, tuple(swept.items()))
+
+
+def _settings(exp: Experiment) -> list[_Setting]:
     base = dict(exp.emulator.baseline)
     swept = knob_values(exp)
-    out: list[tuple[str, float | None, KnobSet]] = []
     if exp.sweep.mode == "grid" and swept:
         names = list(swept)
-        for combo in itertools.product(*(swept[n] for n in names)):
-            setting = {**base, **dict(zip(names, combo, strict=True))}
-            out.append(("grid", None, KnobSet.parse(setting)))
-        return out
-    out.append(("baseline", None, KnobSet.parse(base)))
+        return [
+            _setting(exp, "grid", None, {**base, **dict(zip(names, combo, strict=True))})
+            for combo in itertools.product(*(swept[n] for n in names))
+        ]
+    out = [_setting(exp, "baseline", None, base)]
     for knob, values in swept.items():
         for text in values:
             setting = {**base, knob: text}
-            for other in Knob(knob).excludes:
-                setting.pop(other.value, None)
-            out.append((knob, report_value(knob, text), KnobSet.parse(setting)))
+            if not is_network_knob(knob):
+                for other in Knob(knob).excludes:
+                    setting.pop(other.value, None)
+            out.append(_setting(exp, knob, report_value(knob, text), setting))
     return out
 
 
@@ -163,6 +206,17 @@ def expand(exp: Experiment) -> list[Point]:
     points: list[Point] = []
     for repeat in range(exp.repeats):
         for w in exp.workloads:
-            for knob, value, ks in settings:
-                points.append(Point(len(points), w, knob, value, ks, repeat))
+            for st in settings:
+                points.append(
+                    Point(
+                        len(points),
+                        w,
+                        st.knob,
+                        st.value,
+                        st.knobs,
+                        repeat,
+                        st.network,
+                        st.swept_network,
+                    )  # fmt: skip
+                )
     return points

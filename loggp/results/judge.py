@@ -17,9 +17,11 @@ largest lateness if that is smaller; both bound the true p99, so a point is judg
 when its p99 is known to be within the bound.
 
 The injected delay of a point is the largest per-message delay its knobs set: the resolved
-Δo_s, Δo_r, Δg and ΔL (baseline and swept knobs together), or ΔG's share of a message, the
-bulk gap the shim charged over the messages it carried (its `bulk_gap_ns` over its `msgs`,
-summed over the point's processes), whichever is larger.  A point without delayed items (no
+Δo_s, Δo_r, Δg and ΔL (baseline and swept knobs together; beneath a network ΔL plus the most
+latency the network added to one message, its `pair_latency_ns` over its `pair_msgs` for a
+destination, the same for every message there), or ΔG's share of a message, the bulk gap
+the shim charged over the messages it carried (its `bulk_gap_ns` over its `msgs`, summed
+over the point's processes), whichever is larger.  A point without delayed items (no
 release) is not judged by lateness.
 
 The host's floor: a release due while the host itself stops a busy thread (timer ticks,
@@ -85,10 +87,23 @@ def injected_delay_ns(knobs: KnobSet, stats: list[dict[str, Any]] | None = None)
     point's stats lines included (module docstring)."""
     params = knobs.params()
     timed = max((getattr(params, p.field) for p in REGISTRY.params if p.unit == "ns"), default=0)
+    timed = max(timed, params.latency_ns + _network_latency_ns(stats or []))
     carried = [s for s in stats or [] if isinstance(s.get("msgs"), int) and s["msgs"] > 0]
     msgs = sum(s["msgs"] for s in carried)
     bulk = sum(s.get("bulk_gap_ns", 0) for s in carried if isinstance(s.get("bulk_gap_ns"), int))
     return max(timed, bulk // msgs if msgs else 0)
+
+
+def _network_latency_ns(stats: list[dict[str, Any]]) -> int:
+    """The most latency a network added to one message of the point (module docstring)."""
+    most = 0
+    for s in stats:
+        msgs, added = s.get("pair_msgs"), s.get("pair_latency_ns")
+        if isinstance(msgs, list) and isinstance(added, list):
+            for m, ns in zip(msgs, added, strict=False):
+                if isinstance(m, int) and isinstance(ns, int) and m > 0:
+                    most = max(most, ns // m)
+    return most
 
 
 def late_bound_ns(delay_ns: int) -> int:

@@ -28,9 +28,10 @@ MAX_STATS_BYTES = 64 << 20  # a point's counter lines: ~300 bytes per process
 # delay_bucket_ns (emulator/core/include/lgp/stats.h).
 DELAY_HIST_KEY = "delay_hist"
 DELAY_BUCKETS = 128
-# With a network (LOGGP_TOPOLOGY): per destination rank, messages and the latency the
-# network added to them (emulator/fabric/README.md, "Counters").
-PAIR_KEYS = ("pair_msgs", "pair_latency_ns")
+# With a network (LOGGP_TOPOLOGY): per destination rank, messages, the latency the network
+# added to them, their bytes and how much later their path let them leave
+# (emulator/fabric/README.md, "Counters").
+PAIR_KEYS = ("pair_msgs", "pair_latency_ns", "pair_bytes", "pair_paced_ns")
 MAX_PAIR_RANKS = 1024  # LGP_TOPO_MAX_RANKS
 RESULT_KEY = "loggp_result"
 # The counts of `msgs` besides per_rank (docs/results.md), each a MsgCounts field.

@@ -5,7 +5,9 @@ Contract: `read_points(db)` opens the database read-only (so a run can be read w
 order, and every point as a StoredPoint, in plan order.  A StoredPoint keeps every column as
 stored in `row` and gives the columns a reader computes with as typed fields: numbers as
 float or int (None where NULL or not finite), `knob_values` and `result` decoded from JSON
-(`{}` where empty), `metric` as text ("" where NULL).
+(`{}` where empty), `metric` as text ("" where NULL), `shim_stats` as the lines that are the
+shim's counters (protocol.stats_problem; `[]` where the cell is not a JSON list: counters
+are evidence beside the value, never a reason to refuse the run).
 
 Everything that makes a database unusable is a StoreError whose message is one line naming
 the file: missing, not SQLite, without table `points`, lacking a REQUIRED column, holding
@@ -24,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from loggp.errors import one_line
-from loggp.results.protocol import MsgCounts, is_number, result_metric
+from loggp.results.protocol import MsgCounts, is_number, result_metric, stats_problem
 from loggp.results.store import (
     BACKEND_EMULATOR,
     COLUMNS,
@@ -60,6 +62,7 @@ class StoredPoint:
     host_other_cpu: float | None = None  # other work on the host during the point, 0..1
     host_floor_ns: int | None = None  # the host's lateness floor beside it, if measured
     backend: str = BACKEND_EMULATOR  # BACKEND_SMPI: simulated; emulator before the column
+    shim_stats: list[dict[str, Any]] = field(default_factory=list, repr=False)
 
     @property
     def ok(self) -> bool:
@@ -146,8 +149,20 @@ def _point(db: Path, row: dict[str, Any]) -> StoredPoint:
         host_other_cpu=other_cpu,
         host_floor_ns=floor,
         backend=str(row.get("backend") or BACKEND_EMULATOR),
+        shim_stats=_counter_lines(row.get("shim_stats")),
         row=row,
     )
+
+
+def _counter_lines(text: Any) -> list[dict[str, Any]]:
+    """The shim's counter lines of a shim_stats cell (module docstring)."""
+    try:
+        lines = json.loads(text) if isinstance(text, str) else None
+    except (json.JSONDecodeError, RecursionError):
+        return []
+    if not isinstance(lines, list):
+        return []
+    return [s for s in lines if isinstance(s, dict) and stats_problem(s) is None]
 
 
 def _json_obj(db: Path, pid: str, column: str, text: Any, strict: bool) -> dict[str, Any]:

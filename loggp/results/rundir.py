@@ -67,7 +67,7 @@ def plan_entry(p: Point) -> dict[str, Any]:
         "workload": p.workload.name,
         "sweep_knob": p.sweep_knob,
         "sweep_value": p.sweep_value,
-        "knobs": p.knobs.as_dict(),
+        "knobs": p.knob_texts(),
         "repeat": p.repeat,
     }
 

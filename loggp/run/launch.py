@@ -41,7 +41,7 @@ from loggp.plan.knobs import KnobSet, check_env
 from loggp.plan.placeholders import substitute
 from loggp.plan.platform import Stack
 from loggp.plan.schedule import SCHEDULE_ENV, write_schedule
-from loggp.plan.topology import TOPOLOGY_ENV, pair_table, write_pair_table
+from loggp.plan.topology import TOPOLOGY_ENV, Network, pair_table, write_pair_table
 from loggp.run.inventory import Host, InventoryError, read_inventory
 from loggp.run.ompi import shim_mca_args
 from loggp.run.provider import check_provider
@@ -350,10 +350,12 @@ def point_launch(
     exp_dir: Path | None,
     values: Mapping[str, str] | None = None,
     stack: Stack | None = None,
+    network: Network | None = None,
 ) -> Launch:
     """argv and environment of one point; LaunchError when it cannot run here.  values
     fill the placeholders of the workload's args (default: the point's own, no services);
-    stack is the simulated stack of shim smpi (loggp/run/smpi.py)."""
+    stack is the simulated stack of shim smpi (loggp/run/smpi.py); network the point's
+    (default: the file's; a swept level's delay changes it, loggp/plan/netknobs.py)."""
     _check_supported(exp)
     if exp.launcher.kind == "slurm" and not in_allocation():
         raise LaunchError(
@@ -372,9 +374,10 @@ def point_launch(
         env = process_env(
             knobs, stats_file=point_dir / "stats.jsonl", settings=exp.dist_env(exp_dir)
         )
-        if exp.network is not None:
+        net = network if network is not None else exp.network
+        if net is not None:
             # Every point runs on the network; its knobs add to it (docs/experiments.md).
-            table = pair_table(exp.network, w.ranks if w.kind == "mpi" else 1)
+            table = pair_table(net, w.ranks if w.kind == "mpi" else 1)
             env[TOPOLOGY_ENV] = str(write_pair_table(point_dir / "pairs.txt", table).resolve())
         lines = exp.emulator.schedule_lines(exp_dir)
         if lines is not None:

@@ -211,7 +211,7 @@ def _record(p: Point, backend: str, **outcome: Any) -> PointRecord:
         workload=p.workload.name,
         sweep_knob=p.sweep_knob,
         sweep_value=p.sweep_value,
-        knobs=p.knobs.as_dict(),
+        knobs=p.knob_texts(),
         knob_values=p.knob_values(),
         repeat=p.repeat,
         metric=p.workload.metric,
@@ -302,7 +302,7 @@ def run_point(exp: Experiment, p: Point, run_dir: Path, opts: RunOptions) -> Poi
         ) as services:
             values = services.values
             launch = point_launch(
-                exp, p.workload, p.knobs, point_dir, opts.exp_dir, values, opts.stack
+                exp, p.workload, p.knobs, point_dir, opts.exp_dir, values, opts.stack, p.network
             )
             (point_dir / "command").write_text(" ".join(launch.argv) + "\n")
             started = time.time()

@@ -70,6 +70,21 @@ def test_the_injected_delay_is_the_largest_time_knob() -> None:
     assert injected_delay_ns(KnobSet.parse({"latency": "1ms"}), lines) == 1_000_000
 
 
+def test_beneath_a_network_the_injected_delay_counts_its_latency() -> None:
+    """A message to a destination gets ΔL plus its pair's latency, the same for each; the
+    most any destination got is the point's (here rank 0's messages to rank 2: 100 µs)."""
+    lines = [
+        {"rank": 0, "pair_msgs": [0, 10, 4], "pair_latency_ns": [0, 0, 400_000]},
+        {"rank": 1, "pair_msgs": [10, 0, 0], "pair_latency_ns": [0, 0, 0]},
+        {"rank": 2, "pair_msgs": [4, 0, 0], "pair_latency_ns": [200_000, 0, 0]},
+    ]
+    assert injected_delay_ns(KnobSet.parse({}), lines) == 100_000
+    assert injected_delay_ns(KnobSet.parse({"latency": "5us"}), lines) == 105_000
+    assert injected_delay_ns(KnobSet.parse({"overhead": "1ms"}), lines) == 1_000_000
+    # a destination nothing went to adds nothing
+    assert injected_delay_ns(KnobSet.parse({}), [{"pair_msgs": [0], "pair_latency_ns": [0]}]) == 0
+
+
 def test_the_bound_is_2us_or_5_percent_of_the_delay() -> None:
     assert late_bound_ns(0) == 2000
     assert late_bound_ns(40_000) == 2000

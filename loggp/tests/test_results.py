@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from loggp.results.protocol import DELAY_BUCKETS, RESULT_KEY, shim_stats
+from loggp.results.protocol import DELAY_BUCKETS, MAX_PAIR_RANKS, RESULT_KEY, shim_stats
 from loggp.results.reader import read_points
 from loggp.results.store import COLUMNS, STORE_FILE, PointRecord, Store, StoreError
 
@@ -68,6 +68,19 @@ def test_what_the_store_writes_the_reader_reads(tmp_path: Path) -> None:
     assert p.ok and p.value == 1.5 and p.result_metric("time_s") == 1.5
     assert p.msgs.critical_path == 8 and p.msgs.send_count == 8
     assert p.row["knobs"] == '{"latency": "10us"}'
+    assert p.shim_stats == [{"provider": "tcp", "msgs": 9}]
+
+
+def test_the_reader_keeps_only_the_shims_counter_lines(tmp_path: Path) -> None:
+    """A stored line that is not the shim's is left out as the runner leaves it out, and a
+    cell that is no JSON list reads as none: counters never refuse a run's report."""
+    with Store(tmp_path) as store:
+        store.add(record(shim_stats=[{"provider": "tcp", "msgs": 9}, {"msgs": "nine"}]))
+    p = read_points(tmp_path / STORE_FILE)[1][0]
+    assert p.shim_stats == [{"provider": "tcp", "msgs": 9}]
+    with sqlite3.connect(tmp_path / STORE_FILE) as db:
+        db.execute('UPDATE points SET shim_stats = \'{"not": "a list"}\'')
+    assert read_points(tmp_path / STORE_FILE)[1][0].shim_stats == []
 
 
 def test_a_store_without_points_is_one_line(tmp_path: Path) -> None:
@@ -124,6 +137,24 @@ def test_a_degraded_point_is_measured_and_keeps_its_reason(tmp_path: Path) -> No
     assert p.degraded_reason == "p99 lateness up to 4 us ..."
     assert p.row["late_p99_ns"] == 1000 and p.row["host_other_cpu"] == 0.25
     assert (p.host_other_cpu, p.host_floor_ns) == (0.25, 36_000)
+
+
+def test_a_counter_line_with_a_networks_pair_counters_is_the_shims(tmp_path: Path) -> None:
+    """Beneath a network a rank's line carries one list per counter of its destinations
+    (emulator/fabric/README.md, "Counters"), here as the shim wrote it for rank 1 of a
+    ping-pong across racks; a list longer than the pair table's ranks is not the shim's."""
+    line = {
+        "pid": 6315, "provider": "tcp", "msgs": 221, "latency_ns": 11050000,
+        "late_hist_us": [208, 0, 0, 1, 3, 4, 4, 0, 0, 0, 0, 0, 0, 0, 1, 0], "rank": 1,
+        "pair_unmatched": 0, "pair_msgs": [221, 0], "pair_latency_ns": [11050000, 0],
+        "pair_bytes": [2028, 0], "pair_paced_ns": [0, 0],
+    }  # fmt: skip
+    bad = line | {"pair_paced_ns": [0] * (MAX_PAIR_RANKS + 1)}
+    path = tmp_path / "s.jsonl"
+    path.write_text(json.dumps(line) + "\n" + json.dumps(bad) + "\n")
+    problems: list[str] = []
+    assert shim_stats(path, problems=problems) == [line]
+    assert len(problems) == 1 and "line 2: key 'pair_paced_ns'" in problems[0], problems
 
 
 def test_a_counter_line_with_a_delay_histogram_is_the_shims(tmp_path: Path) -> None:

@@ -70,6 +70,7 @@ class Row:
     floor_ns: int | None = None  # the host's lateness floor beside the point
     reason: str = DEGRADED_REASON  # stored when the status is degraded
     backend: str = BACKEND_EMULATOR  # BACKEND_SMPI: a simulated point
+    shim_stats: list[dict[str, Any]] | None = None  # default: one process's line of 10 msgs
 
     def point_id(self) -> str:
         if self.knob in (SWEEP_BASELINE, SWEEP_GRID):
@@ -155,7 +156,7 @@ def write_points(run_dir: Path, rows: list[Row]) -> None:
                     value=r.value if ok else None,
                     higher_is_better=r.higher_is_better,
                     result=result,
-                    shim_stats=[{"pid": 1, "msgs": 10}],
+                    shim_stats=[{"pid": 1, "msgs": 10}] if r.shim_stats is None else r.shim_stats,
                     msgs_check=r.msgs_check if ok else None,
                     releases=100 if ok else None,
                     late_p99_ns=(8000 if r.status == STATUS_DEGRADED else 1000) if ok else None,
