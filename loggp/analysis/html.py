@@ -30,6 +30,8 @@ from loggp.analysis.knobs import knob_info
 from loggp.analysis.model import FIT_RULE, Models
 from loggp.analysis.monotone import inversions
 from loggp.analysis.overlap import COMPUTE_METRIC, IO_METRIC, TIME_METRIC, OverlapRow, overlap
+from loggp.analysis.pairs import DPI as PAIR_DPI
+from loggp.analysis.pairs import FIGSIZE as PAIR_FIGSIZE
 from loggp.analysis.slowdown import STAT_METHOD, Analysis, CurvePoint, KnobSummary, Stat
 from loggp.analysis.store import Run
 from loggp.metrics.hostnoise import HostNoise
@@ -136,6 +138,7 @@ class Page:
     analysis: Analysis
     models: Models
     figures: Sequence[FigureFiles]
+    pair_figures: Sequence[Path] = ()  # PNGs of loggp/analysis/pairs.py, beneath a network
 
 
 def render(page: Page) -> str:
@@ -150,6 +153,7 @@ def render(page: Page) -> str:
         _banner(page),
         _headline(page),
         _figures(page),
+        _pairs(page),
         _summary(page),
         _findings(page),
         _kap(page),
@@ -259,6 +263,30 @@ def _figures(page: Page) -> str:
         return ""
     figs = "".join(figure_tag(f, f"knob-{f.knob}") for f in page.figures)
     return f'<div class="figures">{figs}</div>'
+
+
+def _pairs(page: Page) -> str:
+    """The heatmaps of who sent to whom and what the network added, one per workload run
+    beneath the experiment's network (loggp/analysis/pairs.py says which point each shows)."""
+    if not page.pair_figures:
+        return ""
+    figs = []
+    for png in page.pair_figures:
+        data = base64.b64encode(png.read_bytes()).decode("ascii")
+        svg = png.with_suffix(".svg").name
+        figs.append(
+            f'<figure><img src="data:image/png;base64,{data}" alt="{e(png.stem)}" '
+            f'width="{round(PAIR_FIGSIZE[0] * PAIR_DPI)}" '
+            f'height="{round(PAIR_FIGSIZE[1] * PAIR_DPI)}">'
+            f'<figcaption>files: <a href="{e(png.name)}">{e(png.name)}</a>, '
+            f'<a href="{e(svg)}">{e(svg)}</a></figcaption></figure>'
+        )
+    return (
+        '<h2 id="pairs">Pairs of ranks</h2><p>Messages from each rank (row) to each rank '
+        "(column) and the latency the network added to each, as the shims counted them, at "
+        "the point of each workload where the network added the most.</p>"
+        f'<div class="figures">{"".join(figs)}</div>'
+    )
 
 
 def _summary(page: Page) -> str:

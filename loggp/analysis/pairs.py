@@ -11,9 +11,8 @@ process may count in several domains).  Left: messages from each rank (row) to e
 (column); right: the latency added per message in µs, blank where no message went.  Counted
 by the shim, so neither depends on the host's timing.
 
-Written beside the slowdown figures as pairs_<workload>.png and .svg (loggp/analysis/report.py).
-index.html does not show them yet: that needs html.py's Page to take the PNGs
-write_pair_figures returns and a section that links them.
+Written beside the slowdown figures as pairs_<workload>.png and .svg (loggp/analysis/report.py),
+and shown in index.html's "Pairs of ranks" section (loggp/analysis/html.py).
 """
 
 from __future__ import annotations
@@ -33,6 +32,7 @@ from loggp.results.protocol import MAX_PAIR_RANKS
 from loggp.results.reader import StoredPoint
 
 DPI = 120
+FIGSIZE = (9.0, 4.0)  # inches: the two matrices side by side
 STEM_PREFIX = "pairs_"
 ANNOTATE_MAX_RANKS = 16  # cells large enough to carry their numbers
 
@@ -117,7 +117,7 @@ def _heatmap(fig: Figure, ax: Any, data: np.ndarray, title: str, label: str, fmt
 
 
 def draw(m: PairMatrix) -> Figure:
-    fig = Figure(figsize=(9.0, 4.0), layout="constrained")
+    fig = Figure(figsize=FIGSIZE, layout="constrained")
     FigureCanvasAgg(fig)
     left, right = fig.subplots(1, 2)
     _heatmap(fig, left, m.msgs, "messages sent", "messages", ".0f")

@@ -5,7 +5,7 @@
 
 writes into out_dir (default run_dir/"report"): index.html, slowdown_<knob>.png/.svg per
 swept knob that has curves, pairs_<workload>.png/.svg per workload whose points ran on a
-network (loggp/analysis/pairs.py; index.html does not show them yet), and results.csv.
+network (loggp/analysis/pairs.py; shown in index.html's "Pairs of ranks"), and results.csv.
 """
 
 from __future__ import annotations
@@ -50,11 +50,11 @@ def write_report(run_dir: Path, out_dir: Path | None = None) -> Path:
     figures = write_figures(
         analysis.knobs, models, analysis.workloads, out, run.info.name, run.simulated
     )
-    write_pair_figures(pairs, out)
+    pair_pngs = write_pair_figures(pairs, out)
     write_csv(run, analysis, out / CSV)
     index = out / INDEX
     try:
-        write_html(Page(run, analysis, models, figures), index)
+        write_html(Page(run, analysis, models, figures, pair_pngs), index)
     except OSError as e:
         raise ReportError(f"{index}: cannot write: {e.strerror or e}") from None
     return index

@@ -57,7 +57,7 @@ def test_the_point_whose_network_added_most_per_workload(tmp_path: Path) -> None
     assert math.isnan(added[0, 0]) and math.isnan(added[1, 2])  # no message went
 
 
-def test_report_writes_one_figure_per_workload_on_a_network(tmp_path: Path) -> None:
+def test_report_writes_and_shows_one_figure_per_workload_on_a_network(tmp_path: Path) -> None:
     run = make_run(tmp_path, rows())
     out = run / "report"
     out.mkdir()
@@ -67,3 +67,6 @@ def test_report_writes_one_figure_per_workload_on_a_network(tmp_path: Path) -> N
     assert "<svg" in (out / "pairs_w.svg").read_text()
     assert not (out / "pairs_flat.png").exists()
     assert not (out / "pairs_gone.png").exists(), "a stale heatmap is removed"
+    page = (out / "index.html").read_text()
+    assert page.count('<h2 id="pairs">') == 1 and '<a href="pairs_w.svg">' in page
+    assert "pairs_flat" not in page
