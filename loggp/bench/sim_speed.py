@@ -1,5 +1,6 @@
-"""How fast `shim: smpi` simulates (docs/simulator.md): simulated seconds per wall second of
-the stencil at 32, 256 and 1024 ranks.
+"""How fast `shim: smpi` simulates: simulated seconds per wall second of the stencil.
+
+At 32, 256 and 1024 ranks by default (docs/simulator.md).
 
 Each rank count is one smpirun of the stencil's smpicc build (--iterations, at its default
 8192 cells a rank, checked by its invariants at every count: by default rank 0 recomputes
