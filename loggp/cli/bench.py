@@ -26,6 +26,7 @@ BENCHES = (
     "pfs",
     "prefetch",
     "sim-speed",
+    "validation",
     "wire",
 )
 

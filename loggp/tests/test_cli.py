@@ -225,7 +225,10 @@ def test_demo_with_fake_tool(fake_build: Path, tmp_path: Path) -> None:
     assert summary.is_file() and summary.parent.parent == tmp_path
 
 
-BENCH_NAMES = "accuracy, collio, combining, default, kvs, kvserver, pfs, prefetch, sim-speed, wire"
+BENCH_NAMES = (
+    "accuracy, collio, combining, default, kvs, kvserver, pfs, prefetch, sim-speed, validation, "
+    "wire"
+)
 
 
 def test_bench_list_names_every_benchmark() -> None:
@@ -249,7 +252,9 @@ def test_bench_without_a_known_name_is_one_line(args: list[str], line: str) -> N
     assert res.stdout == ""
 
 
-@pytest.mark.parametrize("name", ["accuracy", "collio", "kvs", "prefetch", "sim-speed", "wire"])
+@pytest.mark.parametrize(
+    "name", ["accuracy", "collio", "kvs", "prefetch", "sim-speed", "validation", "wire"]
+)
 def test_bench_hands_its_options_to_the_benchmark(name: str) -> None:
     res = loggp("bench", name, "--help")
     assert res.returncode == 0, res.stderr
