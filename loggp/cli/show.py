@@ -47,6 +47,8 @@ def settings_table(exp: Experiment, source: str) -> Table:
     t.add_row("description", exp.description or "-")
     t.add_row("launcher", exp.launcher.model_dump_json(exclude_defaults=True) or exp.launcher.kind)
     t.add_row("emulator", exp.emulator.model_dump_json())
+    if exp.network is not None:
+        t.add_row("network", exp.network.model_dump_json(exclude_defaults=True))
     t.add_row("sweep", exp.sweep.model_dump_json(by_alias=True))
     t.add_row("repeats / warm-up / seed", f"{exp.repeats} / {exp.warmup} / {exp.seed}")
     t.add_row("timeout", f"{exp.timeout:g} s per point")

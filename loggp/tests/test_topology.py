@@ -5,7 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 
+from loggp.cli.show import settings_table
 from loggp.plan.experiment import ExperimentError, parse_experiment
 from loggp.plan.topology import NAMES_SUFFIX, Network, Pair, pair_table, path, write_pair_table
 
@@ -145,3 +147,11 @@ def test_network_needs_the_fabric_shim() -> None:
     text = "emulator: {shim: wire}\n" + TWO_RACKS.replace("PLACE", "block")
     with pytest.raises(ExperimentError, match="expected emulator.shim fabric, not wire"):
         network(text)
+
+
+def test_show_names_the_network_beside_the_sweep() -> None:
+    text = HEAD + TWO_RACKS.replace("PLACE", "round-robin") + ONE
+    console = Console(record=True, width=400)
+    console.print(settings_table(parse_experiment(text, "f.yaml"), "f.yaml"))
+    (row,) = [line for line in console.export_text().splitlines() if "network" in line]
+    assert '"nodes":4' in row and '"placement":"round-robin"' in row and '"name":"rack"' in row
