@@ -140,6 +140,8 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
         raise UsageError("--no-wait is read with --slurm only (it returns once submitted)")
     if args.slurm:
         return _submit(args, console)  # the array's tasks take the run lock, each its own
+    if not args.resume:  # a file that cannot run is refused without waiting for the lock
+        check_plan_size(load_experiment(args.file)[0])
     lock = RunLock(args.wait_lock)
     try:
         return _run(args, console, lock)

@@ -12,6 +12,7 @@ import pytest
 
 from loggp.results.reader import read_points
 from loggp.results.store import STORE_FILE
+from loggp.run.runlock import RunLock
 from loggp.tests.cli import judged_ok, loggp
 
 pytestmark = pytest.mark.unit
@@ -239,10 +240,17 @@ def test_dry_run_and_show_print_the_plan(fake_build: Path, tmp_path: Path) -> No
     assert not (tmp_path / "results").exists()
 
 
-def test_bad_experiment_file_is_one_line(tmp_path: Path) -> None:
+def test_bad_experiment_file_is_one_line(tmp_path: Path, monkeypatch) -> None:
+    """...at once, though another run holds the machine: a file that cannot run neither
+    waits for the run lock nor is told another run is there."""
     bad = tmp_path / "bad.yaml"
     bad.write_text("version: 1\nname: x\nworkloads:\n  - {name: a, program: p, rankz: 2}\n")
-    res = loggp("run", str(bad))
+    monkeypatch.setenv("LOGGP_RUN_DIR", str(tmp_path / "state"))
+    held = RunLock(None)
+    try:
+        res = loggp("run", str(bad), "--wait-lock", "60", timeout=30)
+    finally:
+        held.release()
     assert res.returncode == 2
     assert res.stderr.startswith(f"loggp: {bad}:4: unknown key 'workloads[0].rankz'")
     assert len(res.stderr.splitlines()) == 1
