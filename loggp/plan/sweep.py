@@ -11,7 +11,6 @@ first sets the point's KnobSet, the second its network.
 from __future__ import annotations
 
 import itertools
-import json
 import math
 from dataclasses import dataclass
 from decimal import Decimal
@@ -75,9 +74,6 @@ class Point:
 
     def knob_values(self) -> dict[str, float]:
         return {k: report_value(k, v) for k, v in self.knob_texts().items()}
-
-    def describe(self) -> str:
-        return json.dumps(self.knobs.as_dict())
 
 
 def report_value(knob: str, text: str) -> float:
