@@ -156,6 +156,22 @@ def test_a_sweep_submitted_as_a_job_array_stores_every_point_with_its_task(
         assert points[point_id]["nodes"] == points[point_id]["node"]
 
 
+def test_a_failed_point_fails_the_submission(slurm: SlurmCluster, tmp_path: Path) -> None:
+    """A point whose program fails in its array task fails `loggp run --slurm` (exit
+    status 1, the point named), as a failed point fails a run inside one allocation; it
+    is stored as failed, so the run is complete and nothing is left to resume."""
+    assert slurm.returncodes == [0, 0], "the role did not apply"
+    exp, run = tmp_path / "fails.yaml", tmp_path / "run"
+    doc = {**SWEEP, "name": "slurm-fails", "sweep": {"knobs": {"latency": ["10us"]}}}
+    doc["workloads"] = [{"name": "fails", "program": "/bin/false", "ranks": 1}]
+    exp.write_text(yaml.safe_dump(doc))
+    cmd = f"{own_lock(tmp_path)} run --slurm {exp} --out {run} --no-report"
+    rc, out = slurm.on_controller(cmd, timeout=300)
+    assert rc == 1, out
+    assert "2 point(s) failed" in out and "fails/baseline/r0" in out, out
+    assert json.loads((run / "run.json").read_text())["state"] == "complete"
+
+
 def _stored(run: Path) -> int:
     if not (run / "results.sqlite").exists():
         return 0

@@ -24,7 +24,7 @@ from loggp.results.rundir import (
     stored_experiment,
     write_run,
 )
-from loggp.results.store import Store
+from loggp.results.store import MEASURED, STATUS_DEGRADED, Store
 from loggp.run import slurm
 from loggp.run.cgroup import Limits, detect
 from loggp.run.launch import preflight
@@ -251,7 +251,7 @@ def _submit(args: argparse.Namespace, console: Console) -> int:
         return 1
     rec = read_run(run_dir)  # with what the tasks wrote
     with Store(run_dir) as store:
-        stored = store.finished_ids()
+        stored = store.statuses()
     missing = [p.point_id for p in plan if p.point_id not in stored]
     rec.state = "interrupted" if missing else "complete"
     rec.provenance.setdefault("slurm", {})["job_id"] = job
@@ -264,6 +264,16 @@ def _submit(args: argparse.Namespace, console: Console) -> int:
             f"{run_dir / 'slurm'}): loggp run --resume --slurm --out {run_dir}"
         )
         return 1
-    if not args.no_report:
+    failed = sorted(pid for pid, status in stored.items() if status not in MEASURED)
+    degraded = sorted(pid for pid, status in stored.items() if status == STATUS_DEGRADED)
+    if not args.no_report and len(failed) < len(stored):
         console.print(f"report: {report(run_dir, None, console)}")
+    if failed:  # as a run inside one allocation ends: a failed point fails the run
+        console.print(
+            f"{len(failed)} point(s) failed (logs in {run_dir / 'points'}): {', '.join(failed)}"
+        )
+        return 1
+    if args.strict and degraded:
+        console.print(f"--strict: {len(degraded)} point(s) degraded: {', '.join(degraded)}")
+        return 1
     return 0

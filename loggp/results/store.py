@@ -154,6 +154,10 @@ class Store:
     def finished_ids(self) -> set[str]:
         return {row[0] for row in self._db.execute("SELECT point_id FROM points")}
 
+    def statuses(self) -> dict[str, str]:
+        """Each stored point's status, by its id."""
+        return dict(self._db.execute("SELECT point_id, status FROM points").fetchall())
+
     def add(self, rec: PointRecord) -> None:
         """Store one point in its own transaction (replacing an earlier try of it)."""
         row = (
