@@ -12,11 +12,85 @@
 
 /* Bounds the shim's outstanding operations across the whole process. */
 #define LGP_REQ_POOL	(1u << 16)
+/* Payloads from this size are kept for reuse, at most LGP_PAYLOAD_KEEP
+ * of them and LGP_PAYLOAD_KEEP_BYTES in all (what an idle process holds). */
+#define LGP_PAYLOAD_BIG		(64u << 10)
+#define LGP_PAYLOAD_KEEP	8
+#define LGP_PAYLOAD_KEEP_BYTES	(64u << 20)
 
 static pthread_mutex_t lgp_req_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct lgp_req_slot *lgp_req_slab;
 static struct lgp_req *lgp_req_free_list;
 static size_t lgp_req_next;	/* slab entries handed out at least once */
+static struct {
+	void *buf;
+	size_t cap;
+} lgp_payload_kept[LGP_PAYLOAD_KEEP];	/* under lgp_req_lock */
+static size_t lgp_payload_kept_bytes;
+
+void *lgp_payload_alloc(size_t len, size_t *cap)
+{
+	void *buf = NULL;
+	size_t i, best = LGP_PAYLOAD_KEEP;
+
+	if (len < LGP_PAYLOAD_BIG) {
+		*cap = len ? len : 1;
+		return malloc(*cap);
+	}
+	pthread_mutex_lock(&lgp_req_lock);
+	for (i = 0; i < LGP_PAYLOAD_KEEP; i++) {
+		if (lgp_payload_kept[i].buf && lgp_payload_kept[i].cap >= len &&
+		    (best == LGP_PAYLOAD_KEEP ||
+		     lgp_payload_kept[i].cap < lgp_payload_kept[best].cap))
+			best = i;
+	}
+	if (best < LGP_PAYLOAD_KEEP) {
+		buf = lgp_payload_kept[best].buf;
+		*cap = lgp_payload_kept[best].cap;
+		lgp_payload_kept_bytes -= *cap;
+		lgp_payload_kept[best].buf = NULL;
+	}
+	pthread_mutex_unlock(&lgp_req_lock);
+	if (!buf) {
+		*cap = len;
+		buf = malloc(len);
+	}
+	return buf;
+}
+
+static void lgp_payload_free(void *buf, size_t cap)
+{
+	size_t i;
+
+	if (buf && cap >= LGP_PAYLOAD_BIG) {
+		pthread_mutex_lock(&lgp_req_lock);
+		for (i = 0; i < LGP_PAYLOAD_KEEP; i++) {
+			if (!lgp_payload_kept[i].buf &&
+			    lgp_payload_kept_bytes + cap <= LGP_PAYLOAD_KEEP_BYTES) {
+				lgp_payload_kept[i].buf = buf;
+				lgp_payload_kept[i].cap = cap;
+				lgp_payload_kept_bytes += cap;
+				buf = NULL;
+				break;
+			}
+		}
+		pthread_mutex_unlock(&lgp_req_lock);
+	}
+	free(buf);
+}
+
+void lgp_payload_release_kept(void)
+{
+	size_t i;
+
+	pthread_mutex_lock(&lgp_req_lock);
+	for (i = 0; i < LGP_PAYLOAD_KEEP; i++) {
+		free(lgp_payload_kept[i].buf);
+		lgp_payload_kept[i].buf = NULL;
+	}
+	lgp_payload_kept_bytes = 0;
+	pthread_mutex_unlock(&lgp_req_lock);
+}
 
 struct lgp_req *lgp_req_alloc(void)
 {
@@ -50,7 +124,7 @@ void lgp_req_put(struct lgp_req *req)
 {
 	if (--req->refs > 0)
 		return;
-	free(req->payload);
+	lgp_payload_free(req->payload, req->payload_cap);
 	pthread_mutex_lock(&lgp_req_lock);
 	req->next_free = lgp_req_free_list;
 	lgp_req_free_list = req;

@@ -155,7 +155,7 @@ static int lgp_req_own(struct lgp_req *req)
 		return 0;
 	case LGP_OP_ATOMIC:
 		/* The operands of all elements, in order, as one fi_ioc. */
-		p = malloc(req->len ? req->len : 1);
+		p = lgp_payload_alloc(req->len, &req->payload_cap);
 		if (!p)
 			return -FI_ENOMEM;
 		esz = lgp_atomic_size(req->datatype);
@@ -168,7 +168,7 @@ static int lgp_req_own(struct lgp_req *req)
 		req->ioc = v->ioc;
 		break;
 	default:
-		p = malloc(req->len ? req->len : 1);
+		p = lgp_payload_alloc(req->len, &req->payload_cap);
 		if (!p)
 			return -FI_ENOMEM;
 		for (i = 0; i < req->count; i++) {

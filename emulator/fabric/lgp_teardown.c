@@ -5,6 +5,7 @@
  */
 #include "lgp_fabric.h"
 #include "lgp_progress.h"
+#include "lgp_req.h"
 #include "lgp_teardown.h"
 
 void lgp_teardown(void)
@@ -12,6 +13,7 @@ void lgp_teardown(void)
 	lgp_progress_flush_all();
 	lgp_fabric_stats_write_all();
 	lgp_progress_fini();
+	lgp_payload_release_kept();
 }
 
 /* Stats of fabrics the application never closed still reach the runner. */

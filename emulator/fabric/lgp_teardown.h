@@ -2,7 +2,8 @@
 /*
  * The end of the process's use of the shim (lgp_teardown.c): what every
  * open domain still holds is posted (bounded), the counters of every
- * fabric are written, and the progress thread stops.
+ * fabric are written, the progress thread stops, and the payload buffers
+ * kept for reuse are freed.
  */
 #ifndef LGP_TEARDOWN_H
 #define LGP_TEARDOWN_H
