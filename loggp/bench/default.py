@@ -14,8 +14,6 @@ stderr.
 
 from __future__ import annotations
 
-import os
-import subprocess
 import sys
 import time
 from collections import Counter
@@ -27,7 +25,7 @@ from loggp.analysis.knobs import knob_info
 from loggp.analysis.model import fit_models
 from loggp.analysis.slowdown import STAT_METHOD, Stat, analyse
 from loggp.analysis.store import load_run
-from loggp.bench.doc import machine, parser, publish
+from loggp.bench.doc import LoggpRunError, machine, parser, publish, run_loggp
 from loggp.metrics.hostnoise import describe
 
 NAME = "default"
@@ -35,27 +33,6 @@ SUMMARY = "the default suite's slowdowns, intervals, degraded points and model f
 TOOL = "loggp-bench-default"
 SECTION_BEGIN = "<!-- default:begin (written by loggp bench default) -->"
 SECTION_END = "<!-- default:end -->"
-
-
-class DefaultBenchError(Exception):
-    """A failure the CLI reports as one line."""
-
-
-def run_suite(build: Path, out: Path) -> float:
-    """`loggp run` of the built-in suite into out; its wall time in seconds."""
-    env = dict(os.environ, LOGGP_BUILD=str(build.resolve()))
-    t0 = time.monotonic()
-    proc = subprocess.run(
-        [sys.executable, "-m", "loggp", "run", "--out", str(out)],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    if proc.returncode:
-        last = (proc.stderr.strip().splitlines() or ["no message"])[-1]
-        raise DefaultBenchError(f"loggp run exited {proc.returncode}: {last}")
-    return time.monotonic() - t0
 
 
 def stat_text(s: Stat) -> str:
@@ -145,7 +122,7 @@ def main(argv: list[str]) -> int:
         if run_dir is None:
             run_dir = Path("results") / f"bench-default-{time.strftime('%Y%m%d-%H%M%S')}"
             print(f"{TOOL}: running the default suite into {run_dir} ...", file=sys.stderr)
-            wall = run_suite(a.build, run_dir)
+            wall = run_loggp(a.build, "run", "--out", str(run_dir))
         doc = {
             "tool": TOOL,
             "version": 1,
@@ -155,7 +132,7 @@ def main(argv: list[str]) -> int:
             "summary": summarise(run_dir),
         }
         publish(TOOL, doc, a, markdown(doc), SECTION_BEGIN, SECTION_END)
-    except (DefaultBenchError, ReportError, OSError) as exc:
+    except (LoggpRunError, ReportError, OSError) as exc:
         print(f"{TOOL}: {exc}", file=sys.stderr)
         return 1
     return 0

@@ -10,6 +10,8 @@ import json
 import os
 import platform
 import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +58,28 @@ def _version(argv: list[str], prefix: str = "") -> str:
         if line.startswith(prefix):
             return line[len(prefix) :].strip() or "unknown"
     return "unknown"
+
+
+class LoggpRunError(Exception):
+    """A `loggp` command a benchmark ran failed; one line."""
+
+
+def run_loggp(build: Path, *args: str) -> float:
+    """`loggp ARGS` with build's programs, its output dropped; its wall time in seconds.
+    LoggpRunError with its last line of stderr when it fails."""
+    env = dict(os.environ, LOGGP_BUILD=str(build.resolve()))
+    t0 = time.monotonic()
+    proc = subprocess.run(
+        [sys.executable, "-m", "loggp", *args],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    if proc.returncode:
+        last = (proc.stderr.strip().splitlines() or ["no message"])[-1]
+        raise LoggpRunError(f"loggp {args[0]} exited {proc.returncode}: {last}")
+    return time.monotonic() - t0
 
 
 def machine_line(m: dict[str, Any]) -> str:

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from loggp.bench.doc import machine, machine_line, parser, publish
-from loggp.cli.options import rank_counts
+from loggp.cli.options import add_rank_counts
 from loggp.errors import LoggpError
 from loggp.measure.calibrate import run_calibrate
 from loggp.plan.experiment import Workload
@@ -130,10 +130,7 @@ def markdown(doc: dict[str, Any]) -> str:
 
 def main(argv: list[str]) -> int:
     ap = parser(NAME, __doc__.splitlines()[0], "benchmarks-sim-speed.json")
-    ap.add_argument(
-        "--ranks", type=rank_counts, default="32,256,1024", metavar="N[,N...]",
-        help="rank counts, each one smpirun (default 32,256,1024)",
-    )  # fmt: skip
+    add_rank_counts(ap, "32,256,1024", "each one smpirun")
     ap.add_argument("--iterations", type=int, default=100, help="the stencil's -i")
     ap.add_argument("--timeout", type=float, default=3600.0, help="seconds per rank count")
     ap.add_argument(

@@ -15,8 +15,6 @@ stderr.
 
 from __future__ import annotations
 
-import os
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -25,8 +23,8 @@ from typing import Any
 from loggp.analysis.crossval import AGREE_RULE, compare_section, section_dir
 from loggp.analysis.errors import ReportError
 from loggp.analysis.knobs import knob_info
-from loggp.bench.doc import machine, parser, publish
-from loggp.cli.options import rank_counts
+from loggp.bench.doc import LoggpRunError, machine, machine_line, parser, publish, run_loggp
+from loggp.cli.options import add_rank_counts
 from loggp.cli.validate import DEFAULT_RANKS
 
 NAME = "validation"
@@ -39,24 +37,6 @@ SUITE = Path(__file__).resolve().parent.parent / "suites" / "default.yaml"
 
 class ValidationBenchError(Exception):
     """A failure the CLI reports as one line."""
-
-
-def run_validation(build: Path, ranks: tuple[int, ...], out: Path) -> float:
-    """`loggp validate-sim` of the default suite at ranks into out; its wall time in s."""
-    env = dict(os.environ, LOGGP_BUILD=str(build.resolve()))
-    argv = [sys.executable, "-m", "loggp", "validate-sim", str(SUITE), "--out", str(out)]
-    t0 = time.monotonic()
-    proc = subprocess.run(
-        [*argv, "--ranks", ",".join(map(str, ranks))],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    if proc.returncode:
-        last = (proc.stderr.strip().splitlines() or ["no message"])[-1]
-        raise ValidationBenchError(f"loggp validate-sim exited {proc.returncode}: {last}")
-    return time.monotonic() - t0
 
 
 def interval(low: float | None, high: float | None) -> str:
@@ -88,10 +68,8 @@ def markdown(doc: dict[str, Any]) -> str:
         SECTION_BEGIN,
         "## The simulator against the emulator (`loggp validate-sim`)",
         "",
-        f"Machine: {m['cpu']}, {m['cores']} cores, Linux {m['kernel']}, run {m['date']} "
-        f"(load average {m['loadavg_1min']:.2f} at start).  The default suite emulated "
-        f"(beneath the fabric shim) and simulated (`shim: smpi`) at each rank count; wall "
-        f"time of both: {wall}.  {totals}.",
+        f"{machine_line(m)}  The default suite emulated (beneath the fabric shim) and "
+        f"simulated (`shim: smpi`) at each rank count; wall time of both: {wall}.  {totals}.",
         "",
         f"Slowdowns are medians over the repeats; {AGREE_RULE}.  The interval is the emulated "
         "median's (none below six repeats).",
@@ -116,13 +94,7 @@ def markdown(doc: dict[str, Any]) -> str:
 
 def main(argv: list[str]) -> int:
     ap = parser(NAME, __doc__.splitlines()[0], "benchmarks-validation.json")
-    ap.add_argument(
-        "--ranks",
-        type=rank_counts,
-        default=DEFAULT_RANKS,  # argparse parses a default given as text
-        metavar="N[,N...]",
-        help=f"rank counts (default {DEFAULT_RANKS})",
-    )
+    add_rank_counts(ap, DEFAULT_RANKS, "validate-sim runs the suite at every one")
     ap.add_argument("--run", type=Path, help="summarise this validate-sim directory instead")
     a = ap.parse_args(argv)
     try:
@@ -132,7 +104,9 @@ def main(argv: list[str]) -> int:
         if top is None:
             top = Path("results") / f"bench-validation-{time.strftime('%Y%m%d-%H%M%S')}"
             print(f"{TOOL}: validate-sim of the default suite into {top} ...", file=sys.stderr)
-            wall = run_validation(a.build, a.ranks, top)
+            ranks = ",".join(map(str, a.ranks))
+            args = ("validate-sim", str(SUITE), "--out", str(top), "--ranks", ranks)
+            wall = run_loggp(a.build, *args)
         doc = {
             "tool": TOOL,
             "version": 1,
@@ -142,7 +116,7 @@ def main(argv: list[str]) -> int:
             "sections": summarise(top, a.ranks),
         }
         publish(TOOL, doc, a, markdown(doc), SECTION_BEGIN, SECTION_END)
-    except (ValidationBenchError, ReportError, OSError) as exc:
+    except (ValidationBenchError, LoggpRunError, ReportError, OSError) as exc:
         print(f"{TOOL}: {exc}", file=sys.stderr)
         return 1
     return 0

@@ -104,3 +104,14 @@ def rank_counts(text: str) -> tuple[int, ...]:
             raise argparse.ArgumentTypeError(f"{n} ranks given twice in '{text}'")
         counts.append(n)
     return tuple(counts)
+
+
+def add_rank_counts(ap: argparse.ArgumentParser, default: str, what: str) -> None:
+    """--ranks N[,N...] (rank_counts), default given as text, its help what they are for."""
+    ap.add_argument(
+        "--ranks",
+        type=rank_counts,
+        default=default,  # argparse parses a default given as text
+        metavar="N[,N...]",
+        help=f"rank counts, {what} (default {default})",
+    )

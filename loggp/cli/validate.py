@@ -33,7 +33,7 @@ from loggp.analysis.crossval import (
     section_dir,
 )
 from loggp.analysis.errors import ReportError
-from loggp.cli.options import positive, rank_counts
+from loggp.cli.options import add_rank_counts, positive
 from loggp.cli.report import report
 from loggp.errors import LoggpError
 from loggp.plan.experiment import Experiment, load_experiment, parse_experiment
@@ -58,13 +58,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         f"slowdown ({AGREE_RULE}); one page draws both runs' curves on the same axes.",
     )
     p.add_argument("file", type=Path, metavar="FILE", help="an experiment file")
-    p.add_argument(
-        "--ranks",
-        type=rank_counts,
-        default=DEFAULT_RANKS,  # argparse parses a default given as text
-        metavar="N[,N...]",
-        help=f"rank counts, each workload run at every one (default {DEFAULT_RANKS})",
-    )
+    add_rank_counts(p, DEFAULT_RANKS, "each workload run at every one")
     p.add_argument("--out", type=Path, metavar="DIR", help="directory of all runs")
     p.add_argument("--wait-lock", type=positive, metavar="SEC", help="wait for another run")
 
