@@ -140,27 +140,35 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
         raise UsageError("--no-wait is read with --slurm only (it returns once submitted)")
     if args.slurm:
         return _submit(args, console)  # the array's tasks take the run lock, each its own
-    if not args.resume:  # a file that cannot run is refused without waiting for the lock
-        check_plan_size(load_experiment(args.file)[0])
+    # A file that cannot run is refused before the lock (and the run directory) is taken.
+    new = None if args.resume else load_experiment(args.file)
+    if new is not None:
+        check_plan_size(new[0])
     lock = RunLock(args.wait_lock)
     try:
-        return _run(args, console, lock)
+        return _run(args, console, lock, new)
     finally:
         lock.release()
 
 
-def _run(args: argparse.Namespace, console: Console, lock: RunLock) -> int:
-    if args.resume:
+def _run(
+    args: argparse.Namespace,
+    console: Console,
+    lock: RunLock,
+    new: tuple[Experiment, str, str] | None,
+) -> int:
+    """The run: new (the file's experiment, its text and source, checked), or with --resume
+    the run it names."""
+    if new is None:
         exp, rec, run_dir, exp_dir = _resume(args)
     else:
-        exp, text, source = load_experiment(args.file)
-        check_plan_size(exp)  # before the run directory is made
+        exp, text, source = new
         exp_dir = args.file.resolve().parent if args.file else None
     preflight(exp, exp_dir)
     containment = detect().with_limits(Limits(args.point_pids, args.point_memory))
     if exp.emulator.shim == "fabric":
         shim_library()
-    if not args.resume:
+    if new is not None:
         run_dir = new_run_dir(exp, args.out)
         rec = new_record(exp, text, source, expand(exp))
     lock.describe(run_dir)
