@@ -10,8 +10,6 @@ knob's curve.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -19,6 +17,7 @@ from conftest import BUILD, base_env
 
 from loggp.results.reader import read_points
 from loggp.results.store import MEASURED, STORE_FILE
+from loggp.tests.cli import loggp
 
 pytestmark = [pytest.mark.integration, pytest.mark.serial]
 
@@ -43,15 +42,9 @@ def test_each_point_gets_its_own_rack_latency(
         f"  - {{name: pp, program: workloads/pingpong/pingpong, args: [-n, '{ROUNDS}']}}\n"
     )
     out = tmp_path / "run"
-    env = {**base_env(), **lock_dir, "LOGGP_BUILD": str(BUILD)}
-    res = subprocess.run(
-        [sys.executable, "-m", "loggp", "run", str(exp), "--out", str(out), "--no-prometheus"],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-        check=False,
-    )
+    res = loggp("run", str(exp), "--out", str(out), "--no-prometheus",
+                env_extra={**base_env(), **lock_dir, "LOGGP_BUILD": str(BUILD)},
+                timeout=300)  # fmt: skip
     assert res.returncode == 0, res.stdout + res.stderr
 
     points = {p.point_id: p for p in read_points(out / STORE_FILE)[1]}
