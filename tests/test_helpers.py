@@ -1,9 +1,20 @@
-"""Unit tests of the suite's own parsing helpers (no binaries needed)."""
+"""Unit tests of the suite's own helpers: parsing, and the idle services' probe (no
+binaries needed)."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
-from conftest import core_provider, json_line, mpi_over_ofi, parse_pingpong
+from conftest import (
+    IDLE_WAKEUPS_PER_S,
+    core_provider,
+    idle_activity,
+    json_line,
+    mpi_over_ofi,
+    parse_pingpong,
+)
 
 pytestmark = pytest.mark.unit
 
@@ -45,3 +56,26 @@ def test_core_provider_and_mca() -> None:
     assert core_provider("shm") == "shm"
     flags = mpi_over_ofi("tcp;ofi_rxm")
     assert flags[flags.index("mtl_ofi_provider_include") + 1] == "tcp;ofi_rxm"
+
+
+@pytest.mark.parametrize(
+    ("loop", "sleeps_on_a_timer"),
+    [("time.sleep(0.001)", True), ("sys.stdin.read()", False)],
+)
+def test_idle_activity_tells_a_timed_sleep_from_a_blocked_wait(
+    loop: str, sleeps_on_a_timer: bool
+) -> None:
+    """A loop sleeping 1 ms at a time wakes hundreds of times a second at next to no
+    CPU; a thread blocked on a descriptor does not wake at all."""
+    code = f"import sys, time\nprint(flush=True)\nwhile True: {loop}"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+    )
+    try:
+        assert proc.stdout is not None and proc.stdout.readline() == b"\n"
+        quiet = idle_activity([proc.pid], 0.3)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert (quiet.wakeups_per_s > 4 * IDLE_WAKEUPS_PER_S) == sleeps_on_a_timer, quiet
+    assert (quiet.wakeups_per_s < 10) != sleeps_on_a_timer, quiet
