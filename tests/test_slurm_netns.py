@@ -129,8 +129,8 @@ def test_a_sweep_submitted_as_a_job_array_stores_every_point_with_its_task(
     slurm: SlurmCluster, tmp_path: Path
 ) -> None:
     """loggp run --slurm outside an allocation: one array task per point (baseline and
-    five ΔL), each on a whole node, waited for; every point stored with the task and the
-    node that ran it."""
+    five ΔL), each on a whole node, waited for; every point stored with the task, the
+    node that ran it and that node's CPU during it."""
     assert slurm.returncodes == [0, 0], "the role did not apply"
     exp, run = tmp_path / "sweep.yaml", tmp_path / "run"
     exp.write_text(yaml.safe_dump(SWEEP))
@@ -154,6 +154,8 @@ def test_a_sweep_submitted_as_a_job_array_stores_every_point_with_its_task(
         assert points[point_id]["array_task_id"] == str(seq), points[point_id]
         assert points[point_id]["node"] in slurm.state.host_names(), points[point_id]
         assert points[point_id]["nodes"] == points[point_id]["node"]
+        # the node's CPU during the point, from the node exporter the task started there
+        assert set(points[point_id]["nodes_cpu"]) == {points[point_id]["node"]}, points[point_id]
 
 
 def test_a_failed_point_fails_the_submission(slurm: SlurmCluster, tmp_path: Path) -> None:
@@ -255,6 +257,10 @@ def test_a_two_node_point_beneath_the_fabric_shim_carries_delta_l(
         assert len(set(hosts)) == 2 and set(hosts) <= set(slurm.state.host_names()), hosts
         assert records[point_id]["num_nodes"] == "2", records[point_id]
         assert records[point_id]["node"] in hosts, records[point_id]
+        # both nodes' CPU during the point, each read from its own node exporter: the
+        # ranks there spin on their completions, so each node was busy
+        cpu = records[point_id]["nodes_cpu"]
+        assert set(cpu) == set(hosts) and all(0 < v <= 1 for v in cpu.values()), cpu
         stats = (run / "points" / str(seq) / "stats.jsonl").read_text().splitlines()
         pids = {json.loads(line)["pid"] for line in stats}
         assert len(pids) == 2, f"point {seq}: the shim's lines of {pids}, not of both ranks"

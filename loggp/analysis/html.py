@@ -57,6 +57,7 @@ DEGRADED_RULE = (
     f"outlier, and marked {DEGRADED_MARK}"
 )
 OTHER_WORK = "other work"  # the column and cell label of host_other_cpu
+NODES_BUSY = "nodes busy"  # beside it, a Slurm point's nodes' CPU
 
 # Provenance keys shown first, in this order; the rest follow alphabetically.
 PROVENANCE_ORDER = (
@@ -762,7 +763,9 @@ def _definitions() -> str:
         f"<li>{e(OUTLIER_RULE)}.</li>"
         f"<li>{OTHER_WORK}: the share of the host's CPU time during a point that the run's own "
         "processes (its ranks, services and Prometheus) did not spend, from the kernel's "
-        "counters.</li>"
+        "counters; for a point in a Slurm allocation, then "
+        f"{NODES_BUSY}: each node's busy share of its CPUs, the point's own ranks included "
+        "(read from node exporters the run started there).</li>"
         "</ul>"
     )
 
@@ -774,7 +777,16 @@ def _delta(p: StoredPoint) -> str:
 
 
 def _point_cpu(page: Page, p: StoredPoint) -> str:
-    return fmt_cpu(p.host_other_cpu)
+    """The host's other work and, for a point in a Slurm allocation, how busy each of its
+    nodes was (provenance.slurm, loggp/run/slurmnodes.py)."""
+    text = fmt_cpu(p.host_other_cpu)
+    record = page.run.info.provenance.get("slurm", {}).get("points", {}).get(p.point_id, {})
+    nodes = record.get("nodes_cpu") or {}
+    if nodes:
+        text += f"; {NODES_BUSY} " + ", ".join(
+            f"{n} {fmt_cpu(v)}" for n, v in sorted(nodes.items())
+        )
+    return text
 
 
 def _tail(text: str | None, limit: int = 600) -> str:

@@ -74,6 +74,7 @@ from loggp.run.provenance import delay_distribution, provenance
 from loggp.run.services import ServiceError, Services
 from loggp.run.shmregion import remove_stale_regions
 from loggp.run.slurm import allocation, in_allocation, point_records, record_point
+from loggp.run.slurmnodes import NodeCpu, NodeExporters, shares
 from loggp.run.smpi import run_stack
 from loggp.run.wirerun import WireSession
 
@@ -96,6 +97,7 @@ class RunOptions:
     stack: Stack | None = None  # shim smpi: the simulated stack (run_plan's default)
     containment: Containment = KEEPER_ONLY  # a cgroup per point where the host allows
     only: int | None = None  # the one point (its seq) a Slurm array task runs
+    nodes: NodeExporters | None = None  # inside a Slurm allocation: its nodes' CPU
 
 
 @dataclass
@@ -247,6 +249,17 @@ def _noise_beside() -> HostNoise | None:
     return None if busy_host(other_work(before, cpu_sample())) else noise
 
 
+def _nodes_cpu(nodes: NodeExporters, before: dict[str, NodeCpu]) -> dict[str, Any]:
+    """The point's Slurm record's nodes_cpu (each node's busy share during the point, its
+    own ranks included) and, for nodes not read, why."""
+    measured = shares(before, nodes.sample())
+    missing = {**nodes.missing}
+    for node in nodes.addresses:
+        if node not in measured:
+            missing[node] = "its node exporter did not answer at the point's start or end"
+    return {"nodes_cpu": measured, **({"nodes_cpu_missing": missing} if missing else {})}
+
+
 def _backend(exp: Experiment) -> str:
     """Column backend: emulated beneath a shim (or none), or simulated by SMPI."""
     return BACKEND_SMPI if exp.emulator.shim == "smpi" else BACKEND_EMULATOR
@@ -308,10 +321,13 @@ def run_point(exp: Experiment, p: Point, run_dir: Path, opts: RunOptions) -> Poi
             started = time.time()
             t0 = time.monotonic()
             before = cpu_sample()
+            nodes_before = {} if opts.nodes is None else opts.nodes.sample()
             if exp.launcher.kind == "slurm":
                 record_point(point_dir)
             rc, timed_out = _execute(launch, point_dir, exp.workload_timeout(p.workload), groups)
             other = other_work(before, cpu_sample())
+            if opts.nodes is not None:
+                record_point(point_dir, **_nodes_cpu(opts.nodes, nodes_before))
             wall = time.monotonic() - t0
             service_died = services.failure()
     except ServiceError as e:
@@ -363,10 +379,15 @@ def run_point(exp: Experiment, p: Point, run_dir: Path, opts: RunOptions) -> Poi
 
 
 def _start_prometheus(
-    run_dir: Path, metrics: RunMetrics, want: bool | None, console: Console
+    run_dir: Path,
+    metrics: RunMetrics,
+    want: bool | None,
+    console: Console,
+    nodes: NodeExporters | None,
 ) -> PrometheusServer | None:
-    """A Prometheus server scraping the runner (and node_exporter when installed); with
-    want None only if the binary is there, with want True a missing one is an error."""
+    """A Prometheus server scraping the runner (and node_exporter when installed, and a
+    Slurm allocation's node exporters); with want None only if the binary is there, with
+    want True a missing one is an error."""
     if want is False:
         return None
     if want is None:
@@ -374,9 +395,13 @@ def _start_prometheus(
             find_prometheus()
         except LoggpError:
             return None
-    server = PrometheusServer(run_dir, exporter=metrics.address, scrape_services=True).start()
-    jobs = 2 if find_node_exporter() else 1
-    node = " and node_exporter" if jobs == 2 else ""
+    remote = [] if nodes is None else nodes.targets()
+    server = PrometheusServer(
+        run_dir, exporter=metrics.address, extra_targets=remote, scrape_services=True
+    ).start()
+    jobs = (2 if find_node_exporter() else 1) + len(remote)
+    node = " and node_exporter" if find_node_exporter() else ""
+    node += f" and {len(remote)} Slurm nodes' exporters" if remote else ""
     console.print(f"Prometheus: {server.url} (scraping the runner{node})")
     # Prometheus scrapes a new target only after a few seconds: wait until every target
     # has been scraped once, so the first points' windows have data.
@@ -406,6 +431,16 @@ def _host_noise(rec: RunRecord, console: Console) -> None:
         return
     rec.host_noise.append({"at": at, "measured": True, **noise.as_dict()})
     console.print(f"host noise: {noise.text()}")
+
+
+def _node_exporters(run_dir: Path, console: Console) -> NodeExporters:
+    """The allocation's node exporters, started (loggp/run/slurmnodes.py)."""
+    job = os.environ.get("SLURM_JOB_ID", "job")
+    nodes = NodeExporters(run_dir / "slurm" / f"nodes-{job}").start()
+    read = f"{len(nodes.addresses)} node(s) read"
+    missing = "".join(f"; {n}: {why}" for n, why in nodes.missing.items())
+    console.print(f"Slurm nodes' CPU: {read}{missing}", soft_wrap=True)
+    return nodes
 
 
 def _slurm_provenance(rec: RunRecord, run_dir: Path) -> None:
@@ -487,7 +522,9 @@ def run_plan(
                 opts.wire.save()
             metrics.start()
             metrics.plan(exp.name, len(plan))
-            server = _start_prometheus(run_dir, metrics, opts.prometheus, console)
+            if exp.launcher.kind == "slurm" and in_allocation():
+                opts = dataclasses.replace(opts, nodes=_node_exporters(run_dir, console))
+            server = _start_prometheus(run_dir, metrics, opts.prometheus, console, opts.nodes)
             if server is not None:
                 rec.prometheus = {"url": server.url, "data": "prometheus/data"}
                 opts = dataclasses.replace(opts, service_targets=server.services_file)
@@ -570,6 +607,8 @@ def run_plan(
                 if not summary.interrupted:
                     _last_scrape(server, summary.stored, console)
                 server.stop()
+            if opts.nodes is not None:
+                opts.nodes.stop()
             metrics.close()
             store.close()
     return summary

@@ -69,9 +69,10 @@ def point_nodes(asked: int) -> int:
     return int(count) if count.isdigit() else asked
 
 
-def record_point(point_dir: Path) -> None:
-    """Which job, array task and nodes ran the point, beside its logs."""
-    (point_dir / POINT_FILE).write_text(json.dumps(allocation()) + "\n")
+def record_point(point_dir: Path, **measured: Any) -> None:
+    """Which job, array task and nodes ran the point, beside its logs, with what was
+    measured of the nodes during it (nodes_cpu: loggp/run/slurmnodes.py)."""
+    (point_dir / POINT_FILE).write_text(json.dumps({**allocation(), **measured}) + "\n")
 
 
 def point_records(run_dir: Path, plan: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:

@@ -359,3 +359,17 @@ def test_provenance_keeps_the_experiment_file_as_a_block(tmp_path: Path) -> None
     (run / RUN_FILE).write_text(json.dumps(doc))
     prov = write_report(run).read_text().split('<pre class="yaml provenance">')[1]
     assert "experiment_yaml: |\n  version: 1\n  name: unit\n  repeats: 3\n" in prov
+
+
+def test_a_slurm_points_nodes_cpu_stands_beside_its_other_work(tmp_path: Path) -> None:
+    run = make_run(tmp_path, [app("baseline", None, 0, 1.0), app("latency", 10, 0, 2.0)])
+    doc = json.loads((run / RUN_FILE).read_text())
+    nodes = {"n1": 0.42, "n0": 0.9}
+    doc["provenance"]["slurm"] = {
+        "job_id": "7",
+        "points": {"app/latency=10/r0": {"nodes_cpu": nodes}},
+    }
+    (run / RUN_FILE).write_text(json.dumps(doc))
+    html = write_report(run).read_text()
+    assert '<td class="num">2 %; nodes busy n0 90 %, n1 42 %</td>' in html
+    assert "nodes busy n0" not in html.split("app/baseline/r0")[1].split("</tr>")[0]
