@@ -215,6 +215,7 @@ class Launcher(_Model):
     mpirun_args: list[str] = []
     nodes: Annotated[int, Field(ge=1, le=4096)] = 1  # slurm: whole nodes per point
     sbatch_args: list[str] = []  # slurm: more options of `loggp run --slurm`'s job
+    share_nodes: bool = False  # slurm: array tasks may share nodes (no --exclusive)
     interface: str | None = None  # slurm: the network interface the nodes' ranks talk over
 
     @property
@@ -230,8 +231,8 @@ class Launcher(_Model):
             raise ValueError("inventory is only read by launcher 'ansible'")
         if self.hostfile and self.kind not in ("mpirun",):
             raise ValueError("hostfile is only read by launcher 'mpirun'")
-        if (self.nodes != 1 or self.sbatch_args) and self.kind != "slurm":
-            raise ValueError("nodes and sbatch_args are only read by launcher 'slurm'")
+        if (self.nodes != 1 or self.sbatch_args or self.share_nodes) and self.kind != "slurm":
+            raise ValueError("nodes, sbatch_args and share_nodes are only read by launcher 'slurm'")
         if self.interface is not None and self.kind != "slurm":
             raise ValueError("interface is only read by launcher 'slurm'")
         if self.interface is not None and not _IFACE_RE.fullmatch(self.interface):

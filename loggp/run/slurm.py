@@ -10,7 +10,8 @@ needs Slurm's PMIx plugin and an Open MPI built against the same PMIx.
 Outside an allocation `loggp run --slurm` submits the run: a generated batch script whose
 job array has one task per point not yet stored (the task id is the point's seq), each
 task `loggp run --resume --slurm-task` of that one point into the same run directory,
-on whole nodes (--exclusive: points never measure each other).  A task that fails or is
+on whole nodes (--exclusive: points never measure each other) unless launcher.share_nodes
+asks otherwise.  A task that fails or is
 cancelled leaves its point unstored; `--resume --slurm` submits what is missing.
 """
 
@@ -95,7 +96,8 @@ def _tool(name: str) -> str:
 
 
 def batch_script(exp: Experiment, run_dir: Path, seqs: list[int], wait_lock_s: float) -> Path:
-    """The batch script of the run's array: one task per point seq, on whole nodes."""
+    """The batch script of the run's array: one task per point seq, on whole nodes unless
+    the experiment lets points share them (launcher.share_nodes)."""
     slurm_dir = run_dir / "slurm"
     slurm_dir.mkdir(parents=True, exist_ok=True)
     loggp = [sys.executable, "-m", "loggp"]
@@ -107,7 +109,7 @@ def batch_script(exp: Experiment, run_dir: Path, seqs: list[int], wait_lock_s: f
         f"--job-name=loggp-{exp.name}",
         f"--array={','.join(str(s) for s in seqs)}",
         f"--nodes={exp.launcher.nodes}",
-        "--exclusive",
+        *([] if exp.launcher.share_nodes else ["--exclusive"]),
         f"--output={slurm_dir.resolve()}/%A_%a.out",
         *exp.launcher.sbatch_args,
     ]

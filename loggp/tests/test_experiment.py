@@ -72,8 +72,8 @@ def test_full_file() -> None:
         (ONE + "colour: red\n", "f.yaml:6: unknown key 'colour' (accepted keys: version, name,"),
         ("launcher: {kind: pbs}\n" + ONE, "f.yaml:3: key 'launcher.kind': Input should be "
          "'local', 'mpirun', 'netns', 'ansible' or 'slurm'"),
-        ("launcher: {kind: mpirun, nodes: 2}\n" + ONE, "f.yaml:3: key 'launcher': nodes and "
-         "sbatch_args are only read by launcher 'slurm'"),
+        ("launcher: {kind: mpirun, nodes: 2}\n" + ONE, "f.yaml:3: key 'launcher': nodes, "
+         "sbatch_args and share_nodes are only read by launcher 'slurm'"),
         ("launcher: {kind: ansible, inventory: i, interface: eth0}\n" + ONE,
          "f.yaml:3: key 'launcher': interface is only read by launcher 'slurm'"),
         ("launcher: {kind: slurm, interface: eth0:1}\n" + ONE, "f.yaml:3: key 'launcher': "

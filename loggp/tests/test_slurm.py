@@ -36,6 +36,8 @@ def test_the_batch_script_is_an_array_of_the_points_on_whole_nodes(tmp_path: Pat
     task = shlex.split(lines[-1].removeprefix("exec "))
     assert task[task.index("--out") + 1] == str(tmp_path.resolve())
     assert "--slurm-task" in task and task[task.index("--wait-lock") + 1] == "90"
+    shared = slurm.batch_script(_exp(share_nodes=True), tmp_path, [0], 90).read_text()
+    assert "#SBATCH --nodes=1\n" in shared and "--exclusive" not in shared
 
 
 def test_a_point_records_its_job_and_node(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
