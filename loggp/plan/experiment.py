@@ -227,8 +227,11 @@ class Launcher(_Model):
     def _needs(self) -> Launcher:
         if self.kind == "ansible" and not self.inventory:
             raise ValueError("launcher 'ansible' needs inventory: <inventory file>")
-        if self.inventory and self.kind != "ansible":
-            raise ValueError("inventory is only read by launcher 'ansible'")
+        if self.inventory and self.kind not in ("ansible", "slurm"):
+            raise ValueError(
+                "inventory is only read by launcher 'ansible' (its hosts) and 'slurm' (shim "
+                "wire's emulator node)"
+            )
         if self.hostfile and self.kind not in ("mpirun",):
             raise ValueError("hostfile is only read by launcher 'mpirun'")
         if (self.nodes != 1 or self.sbatch_args or self.share_nodes) and self.kind != "slurm":

@@ -282,11 +282,13 @@ def _check_supported(exp: Experiment) -> None:
         raise LaunchError(
             "shim 'smpi' simulates every rank on this machine: remove launcher.hostfile"
         )
-    if exp.emulator.shim == "wire" and exp.launcher.kind not in ("netns", "ansible"):
+    wire_from = ("netns", "ansible") + (("slurm",) if exp.launcher.inventory else ())
+    if exp.emulator.shim == "wire" and exp.launcher.kind not in wire_from:
         raise LaunchError(
             "shim 'wire' needs the DPDK wire emulator between hosts: use "
             "launcher: {kind: netns} with a testbed up (loggp testbed up N), or "
-            "launcher: {kind: ansible} with an inventory whose emulator group runs it"
+            "launcher: {kind: ansible} or {kind: slurm} with an inventory whose emulator "
+            "group runs it"
         )
     if exp.launcher.kind == "netns":
         if "shm" in exp.emulator.provider.split(";"):

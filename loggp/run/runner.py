@@ -475,7 +475,7 @@ def run_plan(
 ) -> RunSummary:
     """Runs every point of the plan not yet in the store."""
     if exp.emulator.shim == "wire" and opts.wire is None:
-        inventory = exp.launcher.inventory if exp.launcher.kind == "ansible" else None
+        inventory = exp.launcher.inventory if exp.launcher.kind in ("ansible", "slurm") else None
         wire = WireSession(
             exp.launcher.netns_prefix,
             Path(inventory) if inventory else None,

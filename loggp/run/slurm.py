@@ -105,9 +105,11 @@ def batch_script(exp: Experiment, run_dir: Path, seqs: list[int], wait_lock_s: f
         *loggp, "run", "--resume", "--out", str(run_dir.resolve()), "--slurm-task",
         "--no-report", "--no-prometheus", "--wait-lock", f"{wait_lock_s:g}",
     ]  # fmt: skip
+    # One wire for every node: its points set its knobs one task at a time.
+    throttle = "%1" if exp.emulator.shim == "wire" else ""
     opts = [
         f"--job-name=loggp-{exp.name}",
-        f"--array={','.join(str(s) for s in seqs)}",
+        f"--array={','.join(str(s) for s in seqs)}{throttle}",
         f"--nodes={exp.launcher.nodes}",
         *([] if exp.launcher.share_nodes else ["--exclusive"]),
         f"--output={slurm_dir.resolve()}/%A_%a.out",

@@ -138,6 +138,7 @@ def test_ansible_launcher_writes_a_hostfile(tmp_path: Path, fake_build: Path) ->
     [
         ("{kind: netns}", "fabric", "launcher 'netns' needs the namespace testbed"),
         ("{kind: local}", "wire", "shim 'wire' needs the DPDK wire emulator"),
+        ("{kind: slurm}", "wire", "shim 'wire' needs the DPDK wire emulator"),
         ("{kind: mpirun, hostfile: /no/such/hostfile}", "fabric", "hostfile /no/such/hostfile"),
     ],
 )

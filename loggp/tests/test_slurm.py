@@ -14,12 +14,13 @@ from loggp.run import slurm
 pytestmark = pytest.mark.unit
 
 
-def _exp(**launcher: object) -> Experiment:
+def _exp(shim: str = "fabric", **launcher: object) -> Experiment:
     return Experiment.model_validate(
         {
             "version": 1,
             "name": "sw",
             "launcher": {"kind": "slurm", **launcher},
+            "emulator": {"shim": shim},
             "workloads": [{"name": "t", "program": "/bin/true"}],
         }
     )
@@ -38,6 +39,9 @@ def test_the_batch_script_is_an_array_of_the_points_on_whole_nodes(tmp_path: Pat
     assert "--slurm-task" in task and task[task.index("--wait-lock") + 1] == "90"
     shared = slurm.batch_script(_exp(share_nodes=True), tmp_path, [0], 90).read_text()
     assert "#SBATCH --nodes=1\n" in shared and "--exclusive" not in shared
+    # one wire for all the nodes: its points take turns
+    wire = slurm.batch_script(_exp("wire", inventory="inv.yml"), tmp_path, [0, 1], 90)
+    assert "#SBATCH --array=0,1%1\n" in wire.read_text()
 
 
 def test_a_point_records_its_job_and_node(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

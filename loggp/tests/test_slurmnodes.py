@@ -1,6 +1,6 @@
 """A Slurm allocation's node exporters, the parts that need no cluster: a real node
 exporter's CPU counters read and turned into a busy share, and scontrol's node lines.
-(tests/test_slurm_netns.py starts them on a real allocation.)"""
+(tests/test_cluster_netns.py starts them on a real allocation.)"""
 
 from __future__ import annotations
 
