@@ -42,7 +42,7 @@ from loggp.plan.names import require_unique
 from loggp.plan.netknobs import check_name, is_network_knob, value_knob
 from loggp.plan.placeholders import INSTANCE_NAMES, POINT_NAMES, names_in, service_ref
 from loggp.plan.schedule import Line, steps_lines, trace_lines
-from loggp.plan.topology import Level, Network
+from loggp.plan.topology import Level, Link, Network
 from loggp.plan.yamlpos import Located, Path_, decode_text, load_located
 
 SCHEMA_VERSION = 1
@@ -524,7 +524,8 @@ def _model_at(path: Path_) -> type[BaseModel] | None:
     if path[0] == "sweep" and len(path) >= 3:
         return Range
     if path[0] == "network":
-        return Level if len(path) >= 2 and path[1] == "levels" else Network
+        inner = {"levels": Level, "links": Link}
+        return inner.get(str(path[1]), Network) if len(path) >= 2 else Network
     return models.get(str(path[0]))
 
 

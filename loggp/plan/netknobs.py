@@ -36,9 +36,14 @@ def check_name(name: str, levels: Sequence[str] | None) -> None:
             f"unknown knob '{name}': the experiment has no network (a network: with levels "
             "names them)"
         )
+    if not levels:
+        raise ValueError(
+            f"unknown knob '{name}': the network names no levels (a network of links has "
+            "none to sweep)"
+        )
     if level not in levels:
         raise ValueError(
-            f"unknown level '{level}' in {name}: expected one of {', '.join(levels) or 'none'} "
+            f"unknown level '{level}' in {name}: expected one of {', '.join(levels)} "
             "(network.levels)"
         )
     if delay not in DELAYS:
@@ -55,7 +60,7 @@ def value_knob(name: str) -> Knob:
 def with_values(net: Network, values: Mapping[str, str]) -> Network:
     """net with each network knob of values (checked names) setting its level's delay."""
     levels = []
-    for lv in net.levels:
+    for lv in net.levels or []:
         given = lv.model_dump(exclude_unset=True)
         for name, text in values.items():
             level, _, delay = name.removeprefix(PREFIX).partition(".")
@@ -69,7 +74,7 @@ def settings(net: Network) -> dict[str, str]:
     """Every delay net's levels were given, as network knob name -> text, from the node up."""
     return {
         f"{PREFIX}{lv.name}.{d}": getattr(lv, d)
-        for lv in net.levels
+        for lv in net.levels or []
         for d in DELAYS
         if d in lv.model_fields_set
     }

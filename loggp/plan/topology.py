@@ -11,6 +11,18 @@ A pair of processes on nodes a and b leaves every group that holds one and not t
 the node itself if a != b, its rack if the racks differ, and so on up.  The path's added
 latency is the sum of those levels' latencies, its gap the largest of their gaps, its bulk
 gap the largest of theirs (the narrowest link).  Two processes on one node leave nothing.
+
+Instead of levels, a network may list its links (a ring, a torus, any graph):
+
+    network:
+      nodes: 4
+      links:                        # both ways; a pair's path is its least latency
+        - {between: [0, 1], latency: 5us}
+        - {between: [1, 2], latency: 5us, bulk_gap: 1ns/B}
+
+A pair's path is then the route of least added latency (ties: the fewest links, then the
+lowest node numbers), and its delays the same sum and largest values over the route's
+links.
 This module is the one derivation (docs/experiments.md, "network"); the runner writes its
 result for the fabric shim as a pair table (write_pair_table, LOGGP_TOPOLOGY,
 docs/design.md "Topology").
@@ -18,6 +30,7 @@ docs/design.md "Topology").
 
 from __future__ import annotations
 
+import heapq
 import os
 import re
 from dataclasses import dataclass
@@ -76,14 +89,32 @@ class Level(BaseModel):
         return _delay(info.field_name, v)
 
 
+class Link(BaseModel):
+    """One link of a network given by its links: the two nodes it joins (both ways) and
+    what crossing it adds."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    between: tuple[Annotated[int, Field(ge=0)], Annotated[int, Field(ge=0)]]
+    latency: str = "0us"
+    gap: str = "0us"
+    bulk_gap: str = "0ns/B"
+
+    @field_validator("latency", "gap", "bulk_gap", mode="before")
+    @classmethod
+    def _value(cls, v: object, info: Any) -> str:
+        return _delay(info.field_name, v)
+
+
 class Network(BaseModel):
-    """nodes, placement and levels (docs/experiments.md, "network")."""
+    """nodes, placement, and levels or links (docs/experiments.md, "network")."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     nodes: Annotated[int, Field(ge=1, le=MAX_NODES)]
     placement: Literal["block", "round-robin"] | list[Annotated[int, Field(ge=0)]] = "block"
-    levels: Annotated[list[Level], Field(min_length=1)]
+    levels: Annotated[list[Level], Field(min_length=1)] | None = None
+    links: Annotated[list[Link], Field(min_length=1)] | None = None
 
     @field_validator("placement", mode="before")
     @classmethod
@@ -100,18 +131,55 @@ class Network(BaseModel):
 
     @model_validator(mode="after")
     def _consistent(self) -> Network:
-        require_unique([lv.name for lv in self.levels], "level")
-        if self.levels[0].size not in (None, 1):
+        if (self.levels is None) == (self.links is None):
             raise ValueError(
-                f"levels[0] ({self.levels[0].name}) is the node: it takes no size "
+                "expected levels (a hierarchy, from the node up) or links (a graph of "
+                "nodes), one of the two"
+            )
+        if self.levels is not None:
+            self._check_levels(self.levels)
+        else:
+            self._check_links(self.links or [])
+        self._check_placement()
+        return self
+
+    def _check_levels(self, levels: list[Level]) -> None:
+        require_unique([lv.name for lv in levels], "level")
+        if levels[0].size not in (None, 1):
+            raise ValueError(
+                f"levels[0] ({levels[0].name}) is the node: it takes no size "
                 "(the levels above group it: size: how many of the level below)"
             )
-        for i, lv in enumerate(self.levels[1:], 1):
+        for i, lv in enumerate(levels[1:], 1):
             if lv.size is None:
                 raise ValueError(
                     f"levels[{i}] ({lv.name}) needs size: how many groups of "
-                    f"{self.levels[i - 1].name} one {lv.name} holds"
+                    f"{levels[i - 1].name} one {lv.name} holds"
                 )
+
+    def _check_links(self, links: list[Link]) -> None:
+        seen: set[tuple[int, int]] = set()
+        for i, link in enumerate(links):
+            a, b = link.between
+            if max(a, b) >= self.nodes:
+                raise ValueError(
+                    f"links[{i}]: node {max(a, b)} does not exist: expected nodes 0 to "
+                    f"{self.nodes - 1} (nodes: {self.nodes})"
+                )
+            if a == b:
+                raise ValueError(f"links[{i}]: joins node {a} to itself: expected two nodes")
+            if (min(a, b), max(a, b)) in seen:
+                raise ValueError(f"links[{i}]: nodes {a} and {b} are joined twice")
+            seen.add((min(a, b), max(a, b)))
+        reached = routes(self, 0)
+        missing = [n for n in range(self.nodes) if n not in reached]
+        if missing:
+            raise ValueError(
+                f"links: node {missing[0]} has no path to node 0: every node needs a path "
+                "to every other"
+            )
+
+    def _check_placement(self) -> None:
         if isinstance(self.placement, list):
             if not self.placement:
                 raise ValueError(
@@ -124,7 +192,6 @@ class Network(BaseModel):
                     f"placement: node {bad[0]} does not exist: expected nodes 0 to "
                     f"{self.nodes - 1} (nodes: {self.nodes})"
                 )
-        return self
 
     def check_ranks(self, ranks: int) -> None:
         """ValueError if ranks processes cannot be placed or tabled."""
@@ -158,11 +225,46 @@ class Pair:
     bulk_gap_fs: int = 0
 
 
+def routes(net: Network, src: int) -> dict[int, Pair]:
+    """Over net's links: the delays of the least-latency route from node src to each node
+    it reaches (ties: the fewest links, then the lowest node numbers; Dijkstra)."""
+    adjacent: dict[int, list[tuple[int, Pair]]] = {}
+    for link in net.links or []:
+        a, b = link.between
+        cost = Pair(
+            parse_knob("latency", link.latency),
+            parse_knob("gap", link.gap),
+            parse_knob("bulk_gap", link.bulk_gap),
+        )
+        adjacent.setdefault(a, []).append((b, cost))
+        adjacent.setdefault(b, []).append((a, cost))
+    done: dict[int, Pair] = {}
+    heap: list[tuple[int, int, int, int, int]] = [(0, 0, src, 0, 0)]
+    while heap:
+        latency, hops, node, gap, bulk = heapq.heappop(heap)
+        if node in done:
+            continue
+        done[node] = Pair(latency, gap, bulk)
+        for nxt, cost in adjacent.get(node, []):
+            if nxt not in done:
+                heapq.heappush(
+                    heap,
+                    (
+                        latency + cost.latency_ns, hops + 1, nxt,
+                        max(gap, cost.gap_ns), max(bulk, cost.bulk_gap_fs),
+                    ),
+                )  # fmt: skip
+    return done
+
+
 def path(net: Network, a: int, b: int) -> Pair:
-    """The delays between nodes a and b: every level whose groups part them."""
+    """The delays between nodes a and b: every level whose groups part them, or the
+    least-latency route over the links."""
+    if net.links is not None:
+        return Pair() if a == b else routes(net, min(a, b))[max(a, b)]
     latency = gap = bulk = 0
     width = 1  # nodes in one group of the current level
-    for lv in net.levels:
+    for lv in net.levels or []:
         width *= lv.size or 1
         if a // width == b // width:
             break
@@ -173,20 +275,25 @@ def path(net: Network, a: int, b: int) -> Pair:
 
 
 def pair_table(net: Network, ranks: int) -> list[list[Pair]]:
-    """table[src][dst]: the delays from rank src to rank dst, ranks processes placed."""
+    """table[src][dst]: the delays from rank src to rank dst, ranks processes placed.  A
+    pair's delays are the same both ways (over links: the route from the lower node)."""
     net.check_ranks(ranks)
     nodes = [net.node_of(r, ranks) for r in range(ranks)]
     paths: dict[tuple[int, int], Pair] = {}
-    table = []
-    for a in nodes:
-        row = []
-        for b in nodes:
-            key = (min(a, b), max(a, b))
-            if key not in paths:
+    searched: dict[int, dict[int, Pair]] = {}  # over links: the routes from a node
+
+    def between(a: int, b: int) -> Pair:
+        key = (min(a, b), max(a, b))
+        if key not in paths:
+            if net.links is None:
                 paths[key] = path(net, *key)
-            row.append(paths[key])
-        table.append(row)
-    return table
+            else:
+                if key[0] not in searched:
+                    searched[key[0]] = routes(net, key[0])
+                paths[key] = searched[key[0]][key[1]]
+        return paths[key]
+
+    return [[between(a, b) for b in nodes] for a in nodes]
 
 
 def write_pair_table(file: Path, table: list[list[Pair]]) -> Path:

@@ -77,6 +77,36 @@ def test_path_sums_latency_and_takes_largest_gap_and_bulk_gap() -> None:
     assert path(net, 5, 1) == path(net, 1, 5) == Pair(111000, 3000, 500_000)
 
 
+RING = (
+    "network:\n"
+    "  nodes: 4\n"
+    "  links:\n"
+    "    - {between: [0, 1], latency: 10us}\n"
+    "    - {between: [1, 2], latency: 10us, bulk_gap: 1ns/B}\n"
+    "    - {between: [2, 3], latency: 10us, gap: 2us}\n"
+    "    - {between: [3, 0], latency: 25us}\n"
+)
+
+
+def test_links_route_each_pair_by_least_latency() -> None:
+    """A ring 0-1-2-3-0: 0 to 3 takes the direct 25 µs link over 0-1-2-3 (30 µs); 0 to 2
+    takes 0-1-2 (20 µs) over 0-3-2 (35 µs), with the largest gap and bulk gap on that
+    route; each pair's delays are the same both ways."""
+    net = network(RING)
+    assert path(net, 0, 3) == path(net, 3, 0) == Pair(25_000, 0, 0)
+    assert path(net, 0, 2) == path(net, 2, 0) == Pair(20_000, 0, 1_000_000)
+    assert path(net, 1, 3) == Pair(20_000, 2000, 1_000_000)  # 1-2-3 (20) over 1-0-3 (35)
+    table = pair_table(net, 4)
+    assert lat(table) == [[0, 10, 20, 25], [10, 0, 10, 20], [20, 10, 0, 10], [25, 20, 10, 0]]
+    assert all(table[s][d] == table[d][s] for s in range(4) for d in range(4))
+
+
+def test_links_on_one_node_add_nothing() -> None:
+    net = network(RING.replace("nodes: 4", "nodes: 4\n  placement: [0, 0, 2, 2]"))
+    two = [[0, 0, 20, 20]] * 2  # ranks 0 and 1 on node 0, 2 and 3 on node 2
+    assert lat(pair_table(net, 4)) == two + [[20, 20, 0, 0]] * 2
+
+
 def test_pair_table_file_lists_pairs_that_add(tmp_path: Path) -> None:
     table = pair_table(network(TWO_RACKS.replace("PLACE", "block")), 4)
     stale = tmp_path / ("pairs.txt" + NAMES_SUFFIX)
@@ -134,6 +164,25 @@ def test_pair_table_file_lists_pairs_that_add(tmp_path: Path) -> None:
         (
             TWO_RACKS.replace("PLACE", "block").replace("nodes: 4", "nodes: 0"),
             r"key 'network.nodes': Input should be greater than or equal to 1",
+        ),
+        (
+            RING + TWO_RACKS.replace("network:\n  nodes: 4\n  placement: PLACE\n", ""),
+            r"key 'network': expected levels \(a hierarchy, from the node up\) or links",
+        ),
+        (
+            RING.replace("[3, 0], latency: 25us", "[3, 4], latency: 25us"),
+            r"links\[3\]: node 4 does not exist: expected nodes 0 to 3 \(nodes: 4\)",
+        ),
+        (RING.replace("[3, 0]", "[1, 0]"), r"links\[3\]: nodes 1 and 0 are joined twice"),
+        (RING.replace("[3, 0]", "[3, 3]"), r"links\[3\]: joins node 3 to itself"),
+        (
+            RING.replace("nodes: 4", "nodes: 5"),
+            "links: node 4 has no path to node 0: every node needs a path to every other",
+        ),
+        (
+            RING.replace("latency: 25us", "latency: 25us, hops: 1"),
+            r"unknown key 'network.links\[3\].hops' \(accepted keys: between, latency, gap, "
+            "bulk_gap\\)",
         ),
     ],
 )
