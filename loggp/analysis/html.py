@@ -267,8 +267,9 @@ def _figures(page: Page) -> str:
 
 
 def _pairs(page: Page) -> str:
-    """The heatmaps of who sent to whom and what the network added, one per workload run
-    beneath the experiment's network (loggp/analysis/pairs.py says which point each shows)."""
+    """The network drawn (loggp/analysis/netfig.py), then the heatmaps of who sent to whom
+    and what the network added, one per workload run beneath it (loggp/analysis/pairs.py
+    says which point each shows)."""
     if not page.pair_figures:
         return ""
     figs = []
@@ -283,9 +284,11 @@ def _pairs(page: Page) -> str:
             f'<a href="{e(svg)}">{e(svg)}</a></figcaption></figure>'
         )
     return (
-        '<h2 id="pairs">Pairs of ranks</h2><p>Messages from each rank (row) to each rank '
-        "(column) and the latency the network added to each, as the shims counted them, at "
-        "the point of each workload where the network added the most.</p>"
+        '<h2 id="pairs">Pairs of ranks</h2><p>The experiment\'s network: its nodes, what '
+        "each level or link adds and where the ranks run.  Then messages from each rank "
+        "(row) to each rank (column) and the latency the network added to each, as the "
+        "shims counted them, at the point of each workload where the network added the "
+        "most.</p>"
         f'<div class="figures">{"".join(figs)}</div>'
     )
 

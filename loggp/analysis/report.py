@@ -17,6 +17,8 @@ from loggp.analysis.export import write_csv
 from loggp.analysis.figures import figure_stem, write_figures
 from loggp.analysis.html import Page, write_html
 from loggp.analysis.model import fit_models
+from loggp.analysis.netfig import STEM as NETWORK_STEM
+from loggp.analysis.netfig import write_network_figure
 from loggp.analysis.pairs import matrices, stems, write_pair_figures
 from loggp.analysis.slowdown import analyse
 from loggp.analysis.store import load_run
@@ -50,7 +52,11 @@ def write_report(run_dir: Path, out_dir: Path | None = None) -> Path:
     figures = write_figures(
         analysis.knobs, models, analysis.workloads, out, run.info.name, run.simulated
     )
-    pair_pngs = write_pair_figures(pairs, out)
+    network_png = write_network_figure(run.info.experiment, out)
+    if network_png is None:  # an earlier report's, of a run with a network
+        for suffix in (".png", ".svg"):
+            (out / NETWORK_STEM).with_suffix(suffix).unlink(missing_ok=True)
+    pair_pngs = ([network_png] if network_png else []) + write_pair_figures(pairs, out)
     write_csv(run, analysis, out / CSV)
     index = out / INDEX
     try:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,7 @@ from loggp.analysis.pairs import matrices
 from loggp.analysis.report import write_report
 from loggp.analysis.store import load_run
 from loggp.analysis.tests.rundata import Row, make_run
+from loggp.results.rundir import RUN_FILE
 
 pytestmark = pytest.mark.unit
 
@@ -70,3 +72,33 @@ def test_report_writes_and_shows_one_figure_per_workload_on_a_network(tmp_path: 
     page = (out / "index.html").read_text()
     assert page.count('<h2 id="pairs">') == 1 and '<a href="pairs_w.svg">' in page
     assert "pairs_flat" not in page
+
+
+@pytest.mark.parametrize(
+    "network",
+    [
+        {"nodes": 4, "placement": "block", "levels": [
+            {"name": "node"}, {"name": "rack", "size": 2, "latency": "50us"}]},
+        {"nodes": 3, "links": [
+            {"between": [0, 1], "latency": "10us"}, {"between": [1, 2], "gap": "2us"}]},
+    ],
+)  # fmt: skip
+def test_the_network_is_drawn_first_and_gone_without_one(
+    tmp_path: Path, network: dict[str, Any]
+) -> None:
+    run = make_run(tmp_path, rows())
+    doc = json.loads((run / RUN_FILE).read_text())
+    doc["experiment"] = {"name": "unit", "network": network, "workloads": [{"ranks": 3}]}
+    (run / RUN_FILE).write_text(json.dumps(doc))
+    out = run / "report"
+    write_report(run)
+    assert imread(out / "network.png").shape[2] in (3, 4)
+    text = (out / "network.svg").read_text()
+    assert "r2" in text and ("rack" in text or "10us" in text)  # labels and placement
+    page = (out / "index.html").read_text()
+    assert page.index('<a href="network.svg">') < page.index('<a href="pairs_w.svg">')
+    doc["experiment"] = {"name": "unit", "workloads": [{"ranks": 3}]}
+    (run / RUN_FILE).write_text(json.dumps(doc))
+    write_report(run)
+    assert not (out / "network.png").exists() and not (out / "network.svg").exists()
+    assert 'href="network.svg"' not in (out / "index.html").read_text()
