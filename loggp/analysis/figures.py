@@ -69,6 +69,16 @@ def figure_stem(knob: str) -> str:
     return "slowdown_" + re.sub(r"[^A-Za-z0-9_-]", "_", knob)
 
 
+def workload_stems(prefix: str, workloads: Sequence[str]) -> list[str]:
+    """A figure's file stem for each workload: prefix and its name made a file name,
+    numbered where two names become one."""
+    out: list[str] = []
+    for i, workload in enumerate(workloads):
+        stem = prefix + re.sub(r"[^A-Za-z0-9_-]", "_", workload)
+        out.append(f"{stem}_{i}" if stem in out else stem)
+    return out
+
+
 def draw(
     summary: KnobSummary,
     models: Models,

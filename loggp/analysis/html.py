@@ -30,7 +30,6 @@ from loggp.analysis.knobs import knob_info
 from loggp.analysis.model import FIT_RULE, Models
 from loggp.analysis.monotone import inversions
 from loggp.analysis.overlap import COMPUTE_METRIC, IO_METRIC, TIME_METRIC, OverlapRow, overlap
-from loggp.analysis.pairs import DPI as PAIR_DPI
 from loggp.analysis.pairs import FIGSIZE as PAIR_FIGSIZE
 from loggp.analysis.slowdown import STAT_METHOD, Analysis, CurvePoint, KnobSummary, Stat
 from loggp.analysis.store import Run
@@ -140,6 +139,7 @@ class Page:
     models: Models
     figures: Sequence[FigureFiles]
     pair_figures: Sequence[Path] = ()  # PNGs of loggp/analysis/pairs.py, beneath a network
+    delay_figures: Sequence[Path] = ()  # PNGs of loggp/analysis/delays.py, with a distribution
 
 
 def render(page: Page) -> str:
@@ -155,6 +155,7 @@ def render(page: Page) -> str:
         _headline(page),
         _figures(page),
         _pairs(page),
+        _delays(page),
         _summary(page),
         _findings(page),
         _kap(page),
@@ -266,30 +267,47 @@ def _figures(page: Page) -> str:
     return f'<div class="figures">{figs}</div>'
 
 
+def _embedded(pngs: Sequence[Path]) -> str:
+    """Figures of PAIR_FIGSIZE embedded, each with links to its PNG and SVG."""
+    figs = []
+    for png in pngs:
+        data = base64.b64encode(png.read_bytes()).decode("ascii")
+        svg = png.with_suffix(".svg").name
+        figs.append(
+            f'<figure><img src="data:image/png;base64,{data}" alt="{e(png.stem)}" '
+            f'width="{round(PAIR_FIGSIZE[0] * DPI)}" '
+            f'height="{round(PAIR_FIGSIZE[1] * DPI)}">'
+            f'<figcaption>files: <a href="{e(png.name)}">{e(png.name)}</a>, '
+            f'<a href="{e(svg)}">{e(svg)}</a></figcaption></figure>'
+        )
+    return f'<div class="figures">{"".join(figs)}</div>'
+
+
 def _pairs(page: Page) -> str:
     """The network drawn (loggp/analysis/netfig.py), then the heatmaps of who sent to whom
     and what the network added, one per workload run beneath it (loggp/analysis/pairs.py
     says which point each shows)."""
     if not page.pair_figures:
         return ""
-    figs = []
-    for png in page.pair_figures:
-        data = base64.b64encode(png.read_bytes()).decode("ascii")
-        svg = png.with_suffix(".svg").name
-        figs.append(
-            f'<figure><img src="data:image/png;base64,{data}" alt="{e(png.stem)}" '
-            f'width="{round(PAIR_FIGSIZE[0] * PAIR_DPI)}" '
-            f'height="{round(PAIR_FIGSIZE[1] * PAIR_DPI)}">'
-            f'<figcaption>files: <a href="{e(png.name)}">{e(png.name)}</a>, '
-            f'<a href="{e(svg)}">{e(svg)}</a></figcaption></figure>'
-        )
     return (
         '<h2 id="pairs">Pairs of ranks</h2><p>The experiment\'s network: its nodes, what '
         "each level or link adds and where the ranks run.  Then messages from each rank "
         "(row) to each rank (column) and the latency the network added to each, as the "
         "shims counted them, at the point of each workload where the network added the "
-        "most.</p>"
-        f'<div class="figures">{"".join(figs)}</div>'
+        "most.</p>" + _embedded(page.pair_figures)
+    )
+
+
+def _delays(page: Page) -> str:
+    """The delays the shims drew against the configured distribution, one point per
+    workload (loggp/analysis/delays.py says which)."""
+    if not page.delay_figures:
+        return ""
+    return (
+        '<h2 id="delays">Drawn delays</h2><p>The ΔL each message got, as the shims counted '
+        "it, against the distribution the run named, at the point of each workload with "
+        "the most drawn delays; the Kolmogorov-Smirnov distance between the two at the "
+        "histogram's bucket edges is the shims' own error.</p>" + _embedded(page.delay_figures)
     )
 
 

@@ -21,8 +21,8 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 from pydantic import ValidationError
 
-from loggp.analysis.errors import ReportError
-from loggp.analysis.pairs import DPI, FIGSIZE
+from loggp.analysis.figures import save
+from loggp.analysis.pairs import FIGSIZE
 from loggp.plan.knobs import parse_knob
 from loggp.plan.topology import Network
 
@@ -131,11 +131,4 @@ def write_network_figure(experiment: Any, out_dir: Path) -> Path | None:
     net = network_of(experiment)
     if net is None:
         return None
-    stem = out_dir / STEM
-    fig = draw(net, experiment)
-    try:
-        fig.savefig(stem.with_suffix(".png"), dpi=DPI, metadata={"Software": None})
-        fig.savefig(stem.with_suffix(".svg"), metadata={"Date": None})
-    except OSError as e:
-        raise ReportError(f"{stem}: cannot write figure: {e.strerror or e}") from None
-    return stem.with_suffix(".png")
+    return save(draw(net, experiment), "", out_dir / STEM).png

@@ -17,7 +17,6 @@ and shown in index.html's "Pairs of ranks" section (loggp/analysis/html.py).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,11 +26,10 @@ import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from loggp.analysis.errors import ReportError
+from loggp.analysis.figures import save, workload_stems
 from loggp.results.protocol import MAX_PAIR_RANKS
 from loggp.results.reader import StoredPoint
 
-DPI = 120
 FIGSIZE = (9.0, 4.0)  # inches: the two matrices side by side
 STEM_PREFIX = "pairs_"
 ANNOTATE_MAX_RANKS = 16  # cells large enough to carry their numbers
@@ -127,25 +125,11 @@ def draw(m: PairMatrix) -> Figure:
 
 
 def stems(found: Sequence[PairMatrix]) -> list[str]:
-    """The file stem of each matrix's figure: its workload's name made a file name, numbered
-    where two names become one."""
-    out: list[str] = []
-    for i, m in enumerate(found):
-        stem = STEM_PREFIX + re.sub(r"[^A-Za-z0-9_-]", "_", m.workload)
-        out.append(f"{stem}_{i}" if stem in out else stem)
-    return out
+    return workload_stems(STEM_PREFIX, [m.workload for m in found])
 
 
 def write_pair_figures(found: Sequence[PairMatrix], out_dir: Path) -> list[Path]:
     """PNG and SVG of each matrix (matrices()); returns the PNGs."""
-    written: list[Path] = []
-    for m, name in zip(found, stems(found), strict=True):
-        stem = out_dir / name
-        fig = draw(m)
-        try:
-            fig.savefig(stem.with_suffix(".png"), dpi=DPI, metadata={"Software": None})
-            fig.savefig(stem.with_suffix(".svg"), metadata={"Date": None})
-        except OSError as e:
-            raise ReportError(f"{stem}: cannot write figure: {e.strerror or e}") from None
-        written.append(stem.with_suffix(".png"))
-    return written
+    return [
+        save(draw(m), "", out_dir / name).png for m, name in zip(found, stems(found), strict=True)
+    ]

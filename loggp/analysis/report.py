@@ -12,13 +12,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from loggp.analysis.delays import distribution, most_drawn, write_delay_figures
+from loggp.analysis.delays import stems as delay_stems
 from loggp.analysis.errors import ReportError
 from loggp.analysis.export import write_csv
 from loggp.analysis.figures import figure_stem, write_figures
 from loggp.analysis.html import Page, write_html
 from loggp.analysis.model import fit_models
 from loggp.analysis.netfig import STEM as NETWORK_STEM
-from loggp.analysis.netfig import write_network_figure
+from loggp.analysis.netfig import network_of, write_network_figure
 from loggp.analysis.pairs import matrices, stems, write_pair_figures
 from loggp.analysis.slowdown import analyse
 from loggp.analysis.store import load_run
@@ -47,29 +49,32 @@ def write_report(run_dir: Path, out_dir: Path | None = None) -> Path:
     analysis = analyse(run.points)
     models = fit_models(analysis, run.points)
     pairs = matrices(run.points)
+    dist = distribution(run.info.provenance)
+    drawn = most_drawn(run.points) if dist else []
     keep = {figure_stem(s.knob) for s in analysis.knobs if s.curves} | set(stems(pairs))
+    keep |= set(delay_stems(drawn)) | ({NETWORK_STEM} if network_of(run.info.experiment) else set())
     _remove_stale_figures(out, keep)
     figures = write_figures(
         analysis.knobs, models, analysis.workloads, out, run.info.name, run.simulated
     )
     network_png = write_network_figure(run.info.experiment, out)
-    if network_png is None:  # an earlier report's, of a run with a network
-        for suffix in (".png", ".svg"):
-            (out / NETWORK_STEM).with_suffix(suffix).unlink(missing_ok=True)
     pair_pngs = ([network_png] if network_png else []) + write_pair_figures(pairs, out)
+    delay_pngs = write_delay_figures(drawn, dist, out) if dist else []
     write_csv(run, analysis, out / CSV)
     index = out / INDEX
     try:
-        write_html(Page(run, analysis, models, figures, pair_pngs), index)
+        write_html(Page(run, analysis, models, figures, pair_pngs, delay_pngs), index)
     except OSError as e:
         raise ReportError(f"{index}: cannot write: {e.strerror or e}") from None
     return index
 
 
 def _remove_stale_figures(out: Path, keep: set[str]) -> None:
-    """Delete figures of an earlier report (slowdown_*, pairs_*) whose stem is not kept."""
+    """Delete figures of an earlier report (slowdown_*, pairs_*, delays_*, network) whose
+    stem is not kept."""
     for suffix in (".png", ".svg"):
-        for f in [*out.glob(f"slowdown_*{suffix}"), *out.glob(f"pairs_*{suffix}")]:
+        families = ("slowdown_*", "pairs_*", "delays_*", NETWORK_STEM)
+        for f in [g for family in families for g in out.glob(family + suffix)]:
             if f.stem not in keep:
                 try:
                     f.unlink()
