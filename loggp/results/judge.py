@@ -19,9 +19,10 @@ when its p99 is known to be within the bound.
 The injected delay of a point is the largest per-message delay its knobs set: the resolved
 Δo_s, Δo_r, Δg and ΔL (baseline and swept knobs together; beneath a network ΔL plus the most
 latency the network added to one message, its `pair_latency_ns` over its `pair_msgs` for a
-destination, the same for every message there), or ΔG's share of a message, the bulk gap
-the shim charged over the messages it carried (its `bulk_gap_ns` over its `msgs`, summed
-over the point's processes), whichever is larger.  A point without delayed items (no
+destination, the same for every message there), the most the network's gap and bulk gap
+held one message back on average to a destination (`pair_paced_ns` over `pair_msgs`), or
+ΔG's share of a message, the bulk gap the shim charged over the messages it carried (its
+`bulk_gap_ns` over its `msgs`, summed over the point's processes), whichever is larger.  A point without delayed items (no
 release) is not judged by lateness.
 
 The host's floor: a release due while the host itself stops a busy thread (timer ticks,
@@ -87,18 +88,20 @@ def injected_delay_ns(knobs: KnobSet, stats: list[dict[str, Any]] | None = None)
     point's stats lines included (module docstring)."""
     params = knobs.params()
     timed = max((getattr(params, p.field) for p in REGISTRY.params if p.unit == "ns"), default=0)
-    timed = max(timed, params.latency_ns + _network_latency_ns(stats or []))
+    timed = max(timed, params.latency_ns + _per_message_ns(stats or [], "pair_latency_ns"))
+    timed = max(timed, _per_message_ns(stats or [], "pair_paced_ns"))
     carried = [s for s in stats or [] if isinstance(s.get("msgs"), int) and s["msgs"] > 0]
     msgs = sum(s["msgs"] for s in carried)
     bulk = sum(s.get("bulk_gap_ns", 0) for s in carried if isinstance(s.get("bulk_gap_ns"), int))
     return max(timed, bulk // msgs if msgs else 0)
 
 
-def _network_latency_ns(stats: list[dict[str, Any]]) -> int:
-    """The most latency a network added to one message of the point (module docstring)."""
+def _per_message_ns(stats: list[dict[str, Any]], key: str) -> int:
+    """The most a network added to one message of the point, on average to a destination:
+    key (pair_latency_ns, pair_paced_ns) over pair_msgs (module docstring)."""
     most = 0
     for s in stats:
-        msgs, added = s.get("pair_msgs"), s.get("pair_latency_ns")
+        msgs, added = s.get("pair_msgs"), s.get(key)
         if isinstance(msgs, list) and isinstance(added, list):
             for m, ns in zip(msgs, added, strict=False):
                 if isinstance(m, int) and isinstance(ns, int) and m > 0:

@@ -85,6 +85,21 @@ def test_beneath_a_network_the_injected_delay_counts_its_latency() -> None:
     assert injected_delay_ns(KnobSet.parse({}), [{"pair_msgs": [0], "pair_latency_ns": [0]}]) == 0
 
 
+def test_beneath_a_network_the_injected_delay_counts_its_pacing() -> None:
+    """A level's gap or bulk gap holds messages to a far destination back: the most it held
+    one message back on average to a destination (rank 0 to rank 2: 300 µs) is a delay
+    the shim injected, as its latency is; ΔL does not add to it (it is not a latency)."""
+    lines = [
+        {"rank": 0, "pair_msgs": [0, 10, 4], "pair_latency_ns": [0, 0, 0],
+         "pair_paced_ns": [0, 0, 1_200_000]},
+        {"rank": 2, "pair_msgs": [4, 0, 0], "pair_latency_ns": [0, 0, 0],
+         "pair_paced_ns": [400_000, 0, 0]},
+    ]  # fmt: skip
+    assert injected_delay_ns(KnobSet.parse({}), lines) == 300_000
+    assert injected_delay_ns(KnobSet.parse({"latency": "5us"}), lines) == 300_000
+    assert injected_delay_ns(KnobSet.parse({"latency": "1ms"}), lines) == 1_000_000
+
+
 def test_the_bound_is_2us_or_5_percent_of_the_delay() -> None:
     assert late_bound_ns(0) == 2000
     assert late_bound_ns(40_000) == 2000
