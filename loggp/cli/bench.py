@@ -21,6 +21,7 @@ BENCHES = (
     "collio",
     "combining",
     "default",
+    "dist",
     "kvs",
     "kvserver",
     "pfs",
