@@ -128,6 +128,36 @@ def test_64_ranks_are_stored_simulated_and_reported(sim: SimRun) -> None:
     assert sim.wall_s < 240  # minutes at most, on a busy 2-core host
 
 
+def test_ranks_in_two_racks_pay_the_levels_they_leave(tmp_path: Path) -> None:
+    """The experiment's network simulated: two ranks on nodes in different racks pay the
+    node level's 1 µs and the rack level's latency on top of the stack's 15 µs half round
+    trip, the file's 50 µs at the baseline, a swept 200 µs at its point."""
+    if not SMPI_PINGPONG.is_file():
+        pytest.skip(f"{SMPI_PINGPONG} not built (cmake -DLOGGP_SMPI=ON needs libsimgrid-dev)")
+    (tmp_path / "calibration.json").write_text(json.dumps(CALIBRATION))
+    exp = tmp_path / "racks.yaml"
+    exp.write_text(
+        "version: 1\nname: racks\nrepeats: 1\ntimeout: 120s\nlauncher: {kind: local}\n"
+        "emulator: {shim: smpi, calibration: calibration.json}\n"
+        "network: {nodes: 2, levels: [{name: node, latency: 1us}, "
+        "{name: rack, size: 1, latency: 50us}]}\n"
+        "sweep: {knobs: {network.rack.latency: [200us]}}\n"
+        "workloads:\n"
+        "  - {name: pp, program: workloads/pingpong/pingpong, ranks: 2, "
+        "args: [-n, '100', '--cfg=smpi/simulate-computation:no']}\n"
+    )
+    env = {**base_env(), "LOGGP_BUILD": str(BUILD), "LOGGP_RUN_DIR": str(tmp_path / "lock")}
+    res = loggp(
+        "run", str(exp), "--out", str(tmp_path / "run"), "--no-prometheus", "--no-report",
+        env_extra=env, timeout=300,
+    )  # fmt: skip
+    assert res.returncode == 0, res.stdout + res.stderr
+    run = SimRun(tmp_path / "run", 0.0)
+    assert run.half_rtt_us("pp/baseline/r0") == pytest.approx(15 + 1 + 50, rel=0.01)
+    swept = run.half_rtt_us("pp/network.rack.latency=200us/r0")
+    assert swept == pytest.approx(15 + 1 + 200, rel=0.01)
+
+
 def test_sim_speed_benchmark_reports_smpis_own_timing(tmp_path: Path) -> None:
     stencil = BUILD / "smpi" / "workloads" / "stencil" / "stencil"
     if not stencil.is_file():

@@ -397,11 +397,23 @@ class Experiment(_Model):
         net = self.network
         if net is None:
             return
-        if self.emulator.shim != "fabric":
+        if self.emulator.shim not in ("fabric", "smpi"):
             raise ValueError(
-                f"network: applied by the fabric shim only: expected emulator.shim fabric, "
-                f"not {self.emulator.shim}"
+                f"network: applied by the fabric shim and simulated by SMPI only: expected "
+                f"emulator.shim fabric or smpi, not {self.emulator.shim}"
             )
+        if self.emulator.shim == "smpi":
+            if net.links is not None:
+                raise ValueError(
+                    "network: SMPI simulates a network given by levels: expected levels, "
+                    "not links (the fabric shim takes either)"
+                )
+            gapped = [lv.name for lv in net.levels or [] if parse_knob("gap", lv.gap)]
+            if gapped:
+                raise ValueError(
+                    f"network: level {gapped[0]}'s gap cannot be simulated (SMPI has no "
+                    "per-message gap): expected latency and bulk_gap only"
+                )
         for i, w in enumerate(self.workloads):
             try:
                 net.check_ranks(w.ranks)
@@ -588,6 +600,8 @@ def _check_knob_values(located: Located, source: str) -> None:
         try:
             if is_network_knob(raw):  # the network's checks (its shim's too) come after
                 check_name(raw, _level_names(data))
+                if shim == "smpi" and raw.endswith(".gap"):
+                    raise ValueError(f"knob '{raw}' {_NOT_APPLIED['smpi']}")
                 return raw
             knob = _knob_name(raw)
         except ValueError as e:

@@ -1,13 +1,29 @@
 """The simulated platform of `emulator: {shim: smpi}`: SimGrid's XML and SMPI's settings for
 one point, from the stack's own LogGP parameters plus the point's knobs (docs/simulator.md).
 
-Every rank gets a host of its own in one SimGrid cluster without a backbone, so a message
-from rank s to rank d crosses two links, s's private link and d's (checked by
-tests/test_smpi.py: a ping-pong's half round trip is o_s + L + o_r).  The mapping:
+Every rank gets a host of its own in one SimGrid zone routed by Dijkstra, each host joined
+to a router by two one-way links, so a message from rank s to rank d crosses s's link up
+and d's link down (checked by tests/test_smpi.py: a ping-pong's half round trip is o_s + L
++ o_r).  The mapping:
 
     smpi/os, smpi/ois = o_s + Δo_s      (a blocking and a non-blocking send's overhead)
     smpi/or           = o_r + Δo_r
-    each link         latency (L + ΔL) / 2, bandwidth 1 / (G + ΔG)
+    each link         latency (L + ΔL) / 2
+    a link up         bandwidth 1 / (G + ΔG), shared by the host's messages out
+    a link down       no bandwidth limit (UNLIMITED_BPS)
+
+so, as in LogGP and the fabric shim, G paces a sender's messages and not a receiver's: n
+ranks sending to one at once each get the whole bandwidth (a shared link down, as a
+SimGrid cluster's private links are, made an all-to-all at 4 ranks 3-4.5 times slower
+than the emulator's).
+
+Beneath an experiment's `network` with levels (docs/experiments.md, "Network") the router
+is the rank's node's, and each group of a level has a router of its own: leaving a group
+crosses its link up to the group above and, on the other side, a link down, each with half
+the level's latency and the bandwidth 1 / its bulk gap (FATPIPE: every message the whole
+of it, as the shim's per-destination pacers give each pair its own), so a pair's route
+adds what loggp/plan/topology.py derives for it.  A level's `gap` has no SMPI equivalent,
+nor do networks given by links: both are refused when the file is loaded.
 
 with SimGrid's own corrections switched off (latency and bandwidth factors 1, no TCP window,
 no reverse traffic), so the wire is exactly L and G, and every message sent eagerly: by
@@ -22,9 +38,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from xml.sax.saxutils import quoteattr
 
-from loggp.plan.knobs import FS_PER_NS, KnobSet
+from loggp.plan.knobs import FS_PER_NS, KnobSet, parse_knob
+from loggp.plan.topology import Network
 
 HOST_PREFIX = "rank-"
+UNLIMITED_BPS = 1e15  # a link without a bandwidth limit: a byte in a femtosecond
 # A simulated host's speed and the speed SMPI charges this machine's measured compute at
 # (smpi/host-speed) are one value, so a burst of compute that took t seconds here takes t
 # simulated seconds: the hosts run at this machine's measured speed.
@@ -89,26 +107,18 @@ class Platform:
             bandwidth_Bps=1 / (bulk_gap_ns * _NS),
         )
 
-    def xml(self, hosts: int) -> str:
-        """The platform file: one cluster of hosts rank-0 .. rank-(hosts-1)."""
-        attrs = {
-            "id": "loggp",
-            "prefix": HOST_PREFIX,
-            "suffix": "",
-            "radical": f"0-{hosts - 1}",
-            "speed": f"{HOST_SPEED_FLOPS:.9g}f",
-            "bw": f"{self.bandwidth_Bps:.9g}Bps",
-            "lat": f"{self.link_latency_s:.9g}s",
-            "sharing_policy": "SPLITDUPLEX",
-        }
-        cluster = " ".join(f"{k}={quoteattr(v)}" for k, v in attrs.items())
-        return (
-            "<?xml version='1.0'?>\n"
-            '<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">\n'
-            '<platform version="4.1">\n'
-            f"  <cluster {cluster}/>\n"
-            "</platform>\n"
-        )
+    def xml(self, hosts: int, network: Network | None = None) -> str:
+        """The platform file: hosts rank-0 .. rank-(hosts-1), each with its links up and
+        down to its router (its node's beneath a network, whose levels add theirs)."""
+        z = _Zone()
+        placed = _placement(network, hosts)
+        for r in range(hosts):
+            z.host(f"{HOST_PREFIX}{r}")
+            z.pair(f"{HOST_PREFIX}{r}", placed[r], f"rank{r}", self.link_latency_s,
+                   self.bandwidth_Bps, UNLIMITED_BPS, "SHARED")  # fmt: skip
+        if network is not None:
+            _levels(z, network, hosts)
+        return z.text()
 
     def config(self) -> list[str]:
         """smpirun's --cfg options for this network."""
@@ -132,6 +142,82 @@ class Platform:
             "link_latency_s": self.link_latency_s,
             "bandwidth_Bps": self.bandwidth_Bps,
         }
+
+
+def _router(net: Network, depth: int, group: int) -> str:
+    """The router of a group of a level (depth 0: a node)."""
+    levels = net.levels or []
+    return f"l{depth}-{levels[depth].name}-{group}"
+
+
+def _placement(network: Network | None, hosts: int) -> list[str]:
+    """The router each rank's host hangs from: one for all, or its node's."""
+    if network is None:
+        return ["sw"] * hosts
+    return [_router(network, 0, network.node_of(r, hosts)) for r in range(hosts)]
+
+
+def _levels(z: _Zone, net: Network, hosts: int) -> None:
+    """From each node a rank is on, up through its groups: each group's router joined to
+    the one of the group above (the top level's to one router, "top") by the level's
+    links up and down."""
+    levels = net.levels or []
+    groups = sorted({net.node_of(r, hosts) for r in range(hosts)})
+    for depth, lv in enumerate(levels):
+        upper = levels[depth + 1] if depth + 1 < len(levels) else None
+        size = (upper.size or 1) if upper is not None else 1
+        bulk_s = parse_knob("bulk_gap", lv.bulk_gap) / FS_PER_NS * _NS
+        bps = 1 / bulk_s if bulk_s else UNLIMITED_BPS
+        latency_s = parse_knob("latency", lv.latency) * _NS / 2
+        for g in groups:
+            below = _router(net, depth, g)
+            above = _router(net, depth + 1, g // size) if upper is not None else "top"
+            z.pair(below, above, below, latency_s, bps, bps, "FATPIPE")
+        groups = sorted({g // size for g in groups})
+
+
+class _Zone:
+    """A Dijkstra zone's XML: hosts, routers, and pairs of one-way links between two."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.routers: set[str] = set()
+
+    def host(self, name: str) -> None:
+        self.lines.append(f'    <host id={quoteattr(name)} speed="{HOST_SPEED_FLOPS:.9g}f"/>')
+
+    def router(self, name: str) -> None:
+        if name not in self.routers:
+            self.routers.add(name)
+            self.lines.append(f"    <router id={quoteattr(name)}/>")
+
+    def pair(self, below: str, above: str, tag: str, latency_s: float, up_bps: float,
+             down_bps: float, sharing: str) -> None:  # fmt: skip
+        """below's link up to above and above's link down to below."""
+        self.router(above)
+        for way, src, dst, bps in (("up", below, above, up_bps), ("down", above, below, down_bps)):
+            link = f"{way}-{tag}"
+            self.lines.append(
+                f'    <link id={quoteattr(link)} bandwidth="{bps:.9g}Bps" '
+                f'latency="{latency_s:.9g}s" sharing_policy="{sharing}"/>'
+            )
+            self.lines.append(
+                f'    <route src={quoteattr(src)} dst={quoteattr(dst)} symmetrical="NO">'
+                f"<link_ctn id={quoteattr(link)}/></route>"
+            )
+
+    def text(self) -> str:
+        # SimGrid wants every host, router and link before the routes that name them.
+        decl = [ln for ln in self.lines if "<route " not in ln]
+        routes = [ln for ln in self.lines if "<route " in ln]
+        return (
+            "<?xml version='1.0'?>\n"
+            '<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">\n'
+            '<platform version="4.1">\n'
+            '  <zone id="loggp" routing="Dijkstra">\n'
+            + "".join(ln + "\n" for ln in decl + routes)
+            + "  </zone>\n</platform>\n"
+        )
 
 
 def hostfile(hosts: int) -> str:

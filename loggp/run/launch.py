@@ -370,7 +370,8 @@ def point_launch(
             raise LaunchError("shim 'smpi' needs the run's calibrated stack")
         env = process_env(None)
         env["TMPDIR"] = str(smpi_tmpdir(point_dir))
-        return Launch(smpi_argv(w, knobs, stack, point_dir, args), env)
+        net = network if network is not None else exp.network
+        return Launch(smpi_argv(w, knobs, stack, point_dir, args, net), env)
     program = find_program(w.program, exp_dir)
     if exp.emulator.shim == "fabric":
         env = process_env(

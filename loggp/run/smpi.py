@@ -29,6 +29,7 @@ from loggp.measure.calibrate import CalibrateReport, run_calibrate
 from loggp.plan.experiment import Experiment, Workload
 from loggp.plan.knobs import KnobSet
 from loggp.plan.platform import Platform, PlatformError, Stack, hostfile
+from loggp.plan.topology import Network
 from loggp.run.shim import build_dir
 
 CALIBRATION_FILE = "calibration.json"  # in the run directory: the stack every point used
@@ -143,16 +144,22 @@ def run_stack(exp: Experiment, run_dir: Path, exp_dir: Path | None) -> tuple[Sta
 
 
 def smpi_argv(
-    w: Workload, knobs: KnobSet, stack: Stack, point_dir: Path, args: list[str]
+    w: Workload,
+    knobs: KnobSet,
+    stack: Stack,
+    point_dir: Path,
+    args: list[str],
+    network: Network | None = None,
 ) -> list[str]:
-    """smpirun's command line for one point; the platform, hostfile and SMPI settings are
-    written into point_dir (platform.xml, hostfile, platform.json)."""
+    """smpirun's command line for one point, on the point's network if any; the platform,
+    hostfile and SMPI settings are written into point_dir (platform.xml, hostfile,
+    platform.json)."""
     try:
         platform = Platform.of(stack, knobs)
     except PlatformError as e:
         raise SmpiError(str(e)) from None
     xml = point_dir / "platform.xml"
-    xml.write_text(platform.xml(w.ranks))
+    xml.write_text(platform.xml(w.ranks, network))
     hosts = point_dir / "hostfile"
     hosts.write_text(hostfile(w.ranks))
     (point_dir / "platform.json").write_text(json.dumps(platform.as_dict(), indent=2) + "\n")

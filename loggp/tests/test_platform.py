@@ -11,7 +11,8 @@ import pytest
 
 from loggp.plan.experiment import ExperimentError, parse_experiment
 from loggp.plan.knobs import KnobSet
-from loggp.plan.platform import Platform, PlatformError, Stack, hostfile
+from loggp.plan.platform import UNLIMITED_BPS, Platform, PlatformError, Stack, hostfile
+from loggp.plan.topology import Network
 from loggp.run.smpi import SmpiError, read_calibration
 from loggp.tests.cli import loggp
 
@@ -67,18 +68,58 @@ def test_a_stack_without_bandwidth_is_refused() -> None:
         Stack(o_s_ns=1, o_r_ns=1, latency_ns=1, bulk_gap_ns_per_byte=0)
 
 
-def test_the_xml_is_one_cluster_of_a_host_per_rank() -> None:
+def _links(zone: ET.Element) -> dict[str, ET.Element]:
+    return {ln.get("id", ""): ln for ln in zone.iter("link")}
+
+
+def _route(zone: ET.Element, src: str, dst: str) -> list[str]:
+    """The links of the one-way route from src to dst (the zone's own, not Dijkstra's)."""
+    (r,) = [r for r in zone.iter("route") if (r.get("src"), r.get("dst")) == (src, dst)]
+    assert r.get("symmetrical") == "NO"
+    return [c.get("id", "") for c in r.iter("link_ctn")]
+
+
+def test_each_rank_has_a_host_and_a_link_up_paced_by_g_and_one_down_unpaced() -> None:
     p = Platform.of(STACK, KnobSet.parse({"latency": "1us"}))
     root = ET.fromstring(p.xml(64))
     assert root.tag == "platform" and root.get("version") == "4.1"
-    (cluster,) = list(root)
-    assert cluster.tag == "cluster"
-    assert cluster.get("prefix") == "rank-" and cluster.get("radical") == "0-63"
-    assert cluster.get("lat") == "5.5e-06s" and cluster.get("bw") == "2e+09Bps"
-    assert cluster.get("sharing_policy") == "SPLITDUPLEX"
+    (zone,) = list(root)
+    assert zone.tag == "zone" and zone.get("routing") == "Dijkstra"
+    hosts = [h.get("id") for h in zone.iter("host")]
+    assert hosts == [f"rank-{r}" for r in range(64)]
     # computation is charged at the speed SMPI measures it at
-    assert cluster.get("speed") == cfg(p)["smpi/host-speed"]
+    assert {h.get("speed") for h in zone.iter("host")} == {cfg(p)["smpi/host-speed"]}
+    links = _links(zone)
+    assert _route(zone, "rank-3", "sw") == ["up-rank3"] and _route(zone, "sw", "rank-3") == [
+        "down-rank3"
+    ]
+    up, down = links["up-rank3"], links["down-rank3"]
+    assert up.get("latency") == down.get("latency") == "5.5e-06s"
+    assert up.get("bandwidth") == "2e+09Bps" and up.get("sharing_policy") == "SHARED"
+    assert down.get("bandwidth") == f"{UNLIMITED_BPS:.9g}Bps"
     assert hostfile(3) == "rank-0\nrank-1\nrank-2\n"
+
+
+def test_a_networks_levels_are_routers_and_links_between_them() -> None:
+    """Ranks 0 and 1 on nodes 0 and 2, in two racks: node 0's router joins rack 0's by the
+    node level's links (half its latency each way), rack 0's joins the top by the rack
+    level's, with its bulk gap's bandwidth, every message the whole of it (FATPIPE)."""
+    net = Network.model_validate({
+        "nodes": 4, "placement": [0, 2],
+        "levels": [{"name": "node", "latency": "2us"},
+                   {"name": "rack", "size": 2, "latency": "50us", "bulk_gap": "1ns/B"}],
+    })  # fmt: skip
+    zone = list(ET.fromstring(Platform.of(STACK, KnobSet()).xml(2, net)))[0]
+    assert _route(zone, "rank-1", "l0-node-2") == ["up-rank1"]
+    assert _route(zone, "l0-node-2", "l1-rack-1") == ["up-l0-node-2"]
+    assert _route(zone, "l1-rack-1", "top") == ["up-l1-rack-1"]
+    assert _route(zone, "top", "l1-rack-0") == ["down-l1-rack-0"]
+    links = _links(zone)
+    node, rack = links["up-l0-node-0"], links["down-l1-rack-0"]
+    assert node.get("latency") == "1e-06s" and node.get("bandwidth") == f"{UNLIMITED_BPS:.9g}Bps"
+    assert rack.get("latency") == "2.5e-05s" and rack.get("bandwidth") == "1e+09Bps"
+    assert rack.get("sharing_policy") == "FATPIPE"
+    assert "l0-node-1" not in {r.get("id") for r in zone.iter("router")}  # no rank there
 
 
 RAW = {

@@ -192,10 +192,20 @@ def test_refusals_are_one_line(text: str, msg: str) -> None:
     assert "\n" not in str(e.value)
 
 
-def test_network_needs_the_fabric_shim() -> None:
+def test_network_needs_the_fabric_shim_or_smpi() -> None:
     text = "emulator: {shim: wire}\n" + TWO_RACKS.replace("PLACE", "block")
-    with pytest.raises(ExperimentError, match="expected emulator.shim fabric, not wire"):
+    with pytest.raises(ExperimentError, match="expected emulator.shim fabric or smpi, not wire"):
         network(text)
+    smpi = "emulator: {shim: smpi}\n"
+    assert network(smpi + TWO_RACKS.replace("PLACE", "block")) is not None
+    with pytest.raises(ExperimentError, match="SMPI simulates a network given by levels"):
+        network(smpi + RING)
+    gapped = TWO_RACKS.replace("PLACE", "block").replace("latency: 50us", "gap: 1us")
+    with pytest.raises(ExperimentError, match="level rack's gap cannot be simulated"):
+        network(smpi + gapped)
+    swept = "sweep: {knobs: {network.rack.gap: [1us]}}\n"
+    with pytest.raises(ExperimentError, match="knob 'network.rack.gap' cannot be simulated"):
+        network(smpi + swept + TWO_RACKS.replace("PLACE", "block"))
 
 
 def test_show_names_the_network_beside_the_sweep() -> None:
