@@ -53,17 +53,32 @@ class SimRun:
         return float(self.points[point_id].result["metrics"]["half_rtt_median_us"])
 
 
-@pytest.fixture(scope="module")
-def sim(tmp_path_factory: pytest.TempPathFactory) -> SimRun:
+HEAD = (
+    "version: 1\nrepeats: 1\ntimeout: 120s\nlauncher: {kind: local}\n"
+    "emulator: {shim: smpi, calibration: calibration.json}\n"
+)
+
+
+def simulate(tmp: Path, name: str, body: str) -> SimRun:
+    """`loggp run` of the experiment HEAD + body named name, on the test's stack."""
     if not SMPI_PINGPONG.is_file():
         pytest.skip(f"{SMPI_PINGPONG} not built (cmake -DLOGGP_SMPI=ON needs libsimgrid-dev)")
-    tmp = tmp_path_factory.mktemp("smpi")
     (tmp / "calibration.json").write_text(json.dumps(CALIBRATION))
-    exp = tmp / "sim.yaml"
-    exp.write_text(
-        "version: 1\nname: sim\nrepeats: 1\ntimeout: 120s\n"
-        "launcher: {kind: local}\n"
-        "emulator: {shim: smpi, calibration: calibration.json}\n"
+    exp = tmp / f"{name}.yaml"
+    exp.write_text(f"name: {name}\n" + HEAD + body)
+    out = tmp / "run"
+    env = {**base_env(), "LOGGP_BUILD": str(BUILD), "LOGGP_RUN_DIR": str(tmp / "lock")}
+    t0 = time.monotonic()
+    res = loggp("run", str(exp), "--out", str(out), "--no-prometheus", env_extra=env, timeout=300)
+    assert res.returncode == 0, res.stdout + res.stderr
+    return SimRun(out, time.monotonic() - t0)
+
+
+@pytest.fixture(scope="module")
+def sim(tmp_path_factory: pytest.TempPathFactory) -> SimRun:
+    return simulate(
+        tmp_path_factory.mktemp("smpi"),
+        "sim",
         f"sweep: {{knobs: {{latency: [{DELTA_L_US}us], overhead: [{DELTA_O_US}us]}}}}\n"
         "workloads:\n"
         # The 8-byte ping-pong's own compute between calls (about 1 µs a burst on one VM, under
@@ -73,14 +88,8 @@ def sim(tmp_path_factory: pytest.TempPathFactory) -> SimRun:
         "  - {name: pp64k, program: workloads/pingpong/pingpong, ranks: 2, "
         "args: [-n, '20', -s, 64K]}\n"
         "  - {name: stencil64, program: workloads/stencil/stencil, ranks: 64, "
-        "args: [-i, '10']}\n"
+        "args: [-i, '10']}\n",
     )
-    out = tmp / "run"
-    env = {**base_env(), "LOGGP_BUILD": str(BUILD), "LOGGP_RUN_DIR": str(tmp / "lock")}
-    t0 = time.monotonic()
-    res = loggp("run", str(exp), "--out", str(out), "--no-prometheus", env_extra=env, timeout=300)
-    assert res.returncode == 0, res.stdout + res.stderr
-    return SimRun(out, time.monotonic() - t0)
 
 
 def test_half_round_trip_is_the_platforms_o_plus_L(sim: SimRun) -> None:
@@ -132,27 +141,16 @@ def test_ranks_in_two_racks_pay_the_levels_they_leave(tmp_path: Path) -> None:
     """The experiment's network simulated: two ranks on nodes in different racks pay the
     node level's 1 µs and the rack level's latency on top of the stack's 15 µs half round
     trip, the file's 50 µs at the baseline, a swept 200 µs at its point."""
-    if not SMPI_PINGPONG.is_file():
-        pytest.skip(f"{SMPI_PINGPONG} not built (cmake -DLOGGP_SMPI=ON needs libsimgrid-dev)")
-    (tmp_path / "calibration.json").write_text(json.dumps(CALIBRATION))
-    exp = tmp_path / "racks.yaml"
-    exp.write_text(
-        "version: 1\nname: racks\nrepeats: 1\ntimeout: 120s\nlauncher: {kind: local}\n"
-        "emulator: {shim: smpi, calibration: calibration.json}\n"
+    run = simulate(
+        tmp_path,
+        "racks",
         "network: {nodes: 2, levels: [{name: node, latency: 1us}, "
         "{name: rack, size: 1, latency: 50us}]}\n"
         "sweep: {knobs: {network.rack.latency: [200us]}}\n"
         "workloads:\n"
         "  - {name: pp, program: workloads/pingpong/pingpong, ranks: 2, "
-        "args: [-n, '100', '--cfg=smpi/simulate-computation:no']}\n"
+        "args: [-n, '100', '--cfg=smpi/simulate-computation:no']}\n",
     )
-    env = {**base_env(), "LOGGP_BUILD": str(BUILD), "LOGGP_RUN_DIR": str(tmp_path / "lock")}
-    res = loggp(
-        "run", str(exp), "--out", str(tmp_path / "run"), "--no-prometheus", "--no-report",
-        env_extra=env, timeout=300,
-    )  # fmt: skip
-    assert res.returncode == 0, res.stdout + res.stderr
-    run = SimRun(tmp_path / "run", 0.0)
     assert run.half_rtt_us("pp/baseline/r0") == pytest.approx(15 + 1 + 50, rel=0.01)
     swept = run.half_rtt_us("pp/network.rack.latency=200us/r0")
     assert swept == pytest.approx(15 + 1 + 200, rel=0.01)
