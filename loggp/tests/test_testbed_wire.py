@@ -70,7 +70,8 @@ def test_wire_experiment_refusals(launcher: str, emulator: str, sweep: str, mess
     ("launcher", "emulator", "message"),
     [
         ("{kind: local}", "{shim: wire}", "use launcher: {kind: netns}"),
-        ("{kind: mpirun}", "{shim: wire}", "or launcher: {kind: ansible} with an inventory"),
+        ("{kind: mpirun}", "{shim: wire}",
+         "or launcher: {kind: ansible} or {kind: slurm} with an inventory"),
         ("{kind: netns}", "{shim: wire, provider: shm}", "cannot cross network namespaces"),
         ("{kind: netns, prefix: nosuch}", "{shim: wire}",
          "launcher 'netns' needs the namespace testbed 'nosuch' up: no testbed 'nosuch' is up"),
