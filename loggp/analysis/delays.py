@@ -48,16 +48,23 @@ def quantile(shape: str, u: np.ndarray) -> np.ndarray:
     if shape == "uniform":
         z = 2 * u - 1
     elif shape == "normal":
-        z = np.array([_NORMAL.inv_cdf(float(x)) for x in u])
-    elif shape in ("pareto", "paretonormal"):
-        pareto = ((1 - u) ** (-1 / 3) - 1.5) * 4 / 3
-        if shape == "pareto":
-            z = pareto
-        else:
-            z = (np.array([_NORMAL.inv_cdf(float(x)) for x in u]) + 3 * pareto) / 4
+        z = _normal_q(u)
+    elif shape == "pareto":
+        z = _pareto_q(u)
+    elif shape == "paretonormal":
+        z = (_normal_q(u) + 3 * _pareto_q(u)) / 4
     else:
         raise ValueError(f"no quantile function for shape {shape!r}")
     return np.clip(z, Z_LOW, Z_HIGH)
+
+
+def _normal_q(u: np.ndarray) -> np.ndarray:
+    return np.array([_NORMAL.inv_cdf(float(x)) for x in u])
+
+
+def _pareto_q(u: np.ndarray) -> np.ndarray:
+    """Pareto of shape 3 and scale 1 around its mean 1.5, scaled by 4/3."""
+    return ((1 - u) ** (-1 / 3) - 1.5) * 4 / 3
 
 
 def configured_delays(spec: str, latency_ns: float) -> np.ndarray | None:

@@ -126,9 +126,6 @@ def draw(net: Network, experiment: dict[str, Any]) -> Figure:
     return fig
 
 
-def write_network_figure(experiment: Any, out_dir: Path) -> Path | None:
-    """network.png and .svg of the run's network; the PNG, or None without a network."""
-    net = network_of(experiment)
-    if net is None:
-        return None
+def write_network_figure(net: Network, experiment: dict[str, Any], out_dir: Path) -> Path:
+    """network.png and .svg of the run's network (network_of(experiment)); the PNG."""
     return save(draw(net, experiment), "", out_dir / STEM).png

@@ -52,13 +52,14 @@ def write_report(run_dir: Path, out_dir: Path | None = None) -> Path:
     dist = distribution(run.info.provenance)
     drawn = most_drawn(run.points) if dist else []
     keep = {figure_stem(s.knob) for s in analysis.knobs if s.curves} | set(stems(pairs))
-    keep |= set(delay_stems(drawn)) | ({NETWORK_STEM} if network_of(run.info.experiment) else set())
+    net = network_of(run.info.experiment)
+    keep |= set(delay_stems(drawn)) | ({NETWORK_STEM} if net else set())
     _remove_stale_figures(out, keep)
     figures = write_figures(
         analysis.knobs, models, analysis.workloads, out, run.info.name, run.simulated
     )
-    network_png = write_network_figure(run.info.experiment, out)
-    pair_pngs = ([network_png] if network_png else []) + write_pair_figures(pairs, out)
+    network_pngs = [write_network_figure(net, run.info.experiment, out)] if net else []
+    pair_pngs = network_pngs + write_pair_figures(pairs, out)
     delay_pngs = write_delay_figures(drawn, dist, out) if dist else []
     write_csv(run, analysis, out / CSV)
     index = out / INDEX

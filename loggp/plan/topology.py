@@ -171,7 +171,7 @@ class Network(BaseModel):
             if (min(a, b), max(a, b)) in seen:
                 raise ValueError(f"links[{i}]: nodes {a} and {b} are joined twice")
             seen.add((min(a, b), max(a, b)))
-        reached = routes(self, 0)
+        reached = routes(graph(self), 0)
         missing = [n for n in range(self.nodes) if n not in reached]
         if missing:
             raise ValueError(
@@ -225,10 +225,12 @@ class Pair:
     bulk_gap_fs: int = 0
 
 
-def routes(net: Network, src: int) -> dict[int, Pair]:
-    """Over net's links: the delays of the least-latency route from node src to each node
-    it reaches (ties: the fewest links, then the lowest node numbers; Dijkstra)."""
-    adjacent: dict[int, list[tuple[int, Pair]]] = {}
+Graph = dict[int, list[tuple[int, Pair]]]  # node -> (neighbour, what the link adds)
+
+
+def graph(net: Network) -> Graph:
+    """net's links, both ways, with their delays parsed."""
+    adjacent: Graph = {}
     for link in net.links or []:
         a, b = link.between
         cost = Pair(
@@ -238,6 +240,13 @@ def routes(net: Network, src: int) -> dict[int, Pair]:
         )
         adjacent.setdefault(a, []).append((b, cost))
         adjacent.setdefault(b, []).append((a, cost))
+    return adjacent
+
+
+def routes(adjacent: Graph, src: int) -> dict[int, Pair]:
+    """Over a network's links (graph()): the delays of the least-latency route from node
+    src to each node it reaches (ties: the fewest links, then the lowest node numbers;
+    Dijkstra)."""
     done: dict[int, Pair] = {}
     heap: list[tuple[int, int, int, int, int]] = [(0, 0, src, 0, 0)]
     while heap:
@@ -261,7 +270,7 @@ def path(net: Network, a: int, b: int) -> Pair:
     """The delays between nodes a and b: every level whose groups part them, or the
     least-latency route over the links."""
     if net.links is not None:
-        return Pair() if a == b else routes(net, min(a, b))[max(a, b)]
+        return Pair() if a == b else routes(graph(net), min(a, b))[max(a, b)]
     latency = gap = bulk = 0
     width = 1  # nodes in one group of the current level
     for lv in net.levels or []:
@@ -281,6 +290,7 @@ def pair_table(net: Network, ranks: int) -> list[list[Pair]]:
     nodes = [net.node_of(r, ranks) for r in range(ranks)]
     paths: dict[tuple[int, int], Pair] = {}
     searched: dict[int, dict[int, Pair]] = {}  # over links: the routes from a node
+    adjacent = graph(net)
 
     def between(a: int, b: int) -> Pair:
         key = (min(a, b), max(a, b))
@@ -289,7 +299,7 @@ def pair_table(net: Network, ranks: int) -> list[list[Pair]]:
                 paths[key] = path(net, *key)
             else:
                 if key[0] not in searched:
-                    searched[key[0]] = routes(net, key[0])
+                    searched[key[0]] = routes(adjacent, key[0])
                 paths[key] = searched[key[0]][key[1]]
         return paths[key]
 

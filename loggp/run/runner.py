@@ -318,17 +318,18 @@ def run_point(exp: Experiment, p: Point, run_dir: Path, opts: RunOptions) -> Poi
                 exp, p.workload, p.knobs, point_dir, opts.exp_dir, values, opts.stack, p.network
             )
             (point_dir / "command").write_text(" ".join(launch.argv) + "\n")
-            started = time.time()
-            t0 = time.monotonic()
-            before = cpu_sample()
+            # The nodes' exporters are read over HTTP outside the point's own window.
             nodes_before = {} if opts.nodes is None else opts.nodes.sample()
             if exp.launcher.kind == "slurm":
                 record_point(point_dir)
+            started = time.time()
+            t0 = time.monotonic()
+            before = cpu_sample()
             rc, timed_out = _execute(launch, point_dir, exp.workload_timeout(p.workload), groups)
             other = other_work(before, cpu_sample())
+            wall = time.monotonic() - t0
             if opts.nodes is not None:
                 record_point(point_dir, **_nodes_cpu(opts.nodes, nodes_before))
-            wall = time.monotonic() - t0
             service_died = services.failure()
     except ServiceError as e:
         return _not_run(exp, p, point_dir, str(e))
@@ -399,8 +400,9 @@ def _start_prometheus(
     server = PrometheusServer(
         run_dir, exporter=metrics.address, extra_targets=remote, scrape_services=True
     ).start()
-    jobs = (2 if find_node_exporter() else 1) + len(remote)
-    node = " and node_exporter" if find_node_exporter() else ""
+    local = find_node_exporter() is not None
+    jobs = 1 + local + len(remote)
+    node = " and node_exporter" if local else ""
     node += f" and {len(remote)} Slurm nodes' exporters" if remote else ""
     console.print(f"Prometheus: {server.url} (scraping the runner{node})")
     # Prometheus scrapes a new target only after a few seconds: wait until every target
