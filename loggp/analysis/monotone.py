@@ -11,6 +11,12 @@ busy.  Such a pair is an *inversion* when the two points' spreads do not overlap
 where a point's spread is its order-statistic interval of the median (loggp/analysis/slowdown.py)
 when it has one, else the range of its repeats.  Points with fewer than MIN_REPEATS
 repeats are not judged: a single repeat has no spread to be beyond.
+
+The better point's low end is first lowered by what the shim's own late releases can have
+added to it (CurvePoint.late_share, from the counters the shim recorded): a release due
+while the host ran other threads on both cores goes out when a core frees, milliseconds
+late on an oversubscribed 2-core host, and such a point is slower than its knobs ask for
+(the runner marks it degraded for it).  What that cannot explain is the workload's own.
 """
 
 from __future__ import annotations
@@ -46,9 +52,15 @@ class Inversion:
             return f"{cp.x:g} {info.unit}" + (" (the baseline)" if cp.baseline else "")
 
         (bl, bh), (wl, wh) = self.better_spread, self.worse_spread
+        late = self.better.late_share
         return (
             f"{self.workload}: {WHAT}; at {info.symbol} {at(self.worse)} slowdown "
             f"{wl:.3g}–{wh:.3g}, below {bl:.3g}–{bh:.3g} at {at(self.better)}"
+            + (
+                f", beyond the {100 * late:.2g} % at most that the shim's late releases added there"
+                if late
+                else ""
+            )
         )
 
 
@@ -75,7 +87,7 @@ def inversions(analysis: Analysis) -> list[Inversion]:
             spreads = [spread(cp, analysis.slowdown) for cp in pts]
             for i, better in enumerate(pts):
                 for j in range(i + 1, len(pts)):
-                    if spreads[j][1] * (1 + MARGIN) < spreads[i][0]:
+                    if spreads[j][1] * (1 + MARGIN) < spreads[i][0] * (1 - better.late_share):
                         found.append(
                             Inversion(
                                 summary.knob, curve.workload, better, pts[j], spreads[i], spreads[j]

@@ -101,6 +101,7 @@ class Baseline:
     knob_values: dict[str, float]  # the baseline's knobs in report units
     n_degraded: int = 0
     outliers: tuple[Outlier, ...] = ()  # left out of values
+    late_share: float = 0.0  # as CurvePoint.late_share, over point_ids
 
     @property
     def stat(self) -> Stat:
@@ -119,6 +120,9 @@ class CurvePoint:
     baseline: bool = False  # the baseline drawn at Δ = 0
     n_degraded: int = 0  # of the repeats, those stored degraded (marked, not dropped)
     outliers: tuple[str, ...] = ()  # point_ids of the repeats left out of stat
+    # The least share of a repeat's time its shim's late releases can have added
+    # (StoredPoint.late_share over point_ids): 0 where the shim was on time.
+    late_share: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -288,6 +292,7 @@ def _baselines(
             knob_values=dict(chosen[0].knob_values),
             n_degraded=sum(p.degraded for p in chosen),
             outliers=tuple(outliers),
+            late_share=min(p.late_share for p in chosen),
         )
     return baselines, no_baseline
 
@@ -331,6 +336,7 @@ def _knob_summary(
                     point_ids=tuple(p.point_id for p in ps),
                     n_degraded=sum(p.degraded for p in ps),
                     outliers=tuple(o.point.point_id for o in left_out),
+                    late_share=min(p.late_share for p in ps),
                 )
             )
         bx = baseline_x(knob, base)
@@ -343,6 +349,7 @@ def _knob_summary(
                     baseline=True,
                     n_degraded=base.n_degraded,
                     outliers=tuple(o.point.point_id for o in base.outliers),
+                    late_share=base.late_share,
                 )
             )
         cps.sort(key=lambda c: c.x)

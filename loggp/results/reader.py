@@ -86,6 +86,19 @@ class StoredPoint:
         """A number from the result's `metrics` object, if present."""
         return result_metric(self.result, name)
 
+    @property
+    def late_share(self) -> float:
+        """The most the shim's late releases can have added to the point's time, as a share
+        of it (0 to 1): their lateness summed over the point's processes (`late_ns`) over the
+        time the workload measured (`metrics.time_s`), else the point's wall time.  A bound,
+        not an estimate: processes late at the same moment are counted twice, and a release
+        delays what follows it by at most its own lateness."""
+        late_ns = sum(s["late_ns"] for s in self.shim_stats if isinstance(s.get("late_ns"), int))
+        span_s = self.result_metric("time_s") or self.row.get("wall_s")
+        if not late_ns or not is_number(span_s) or span_s <= 0:
+            return 0.0
+        return min(1.0, late_ns / 1e9 / span_s)
+
 
 def read_points(db: Path) -> tuple[tuple[str, ...], tuple[StoredPoint, ...]]:
     """The columns present and every stored point, read-only (module docstring)."""

@@ -75,3 +75,50 @@ def test_a_rate_knob_is_judged_from_the_larger_rate_down(tmp_path: Path) -> None
     _, a = analysed(tmp_path, rows)
     (inv,) = inversions(a)
     assert (inv.better.x, inv.worse.x) == (100.0, 10.0)
+
+
+def late(ns: int) -> list[dict[str, int]]:
+    """Two processes' counters whose releases were late by ns in total."""
+    return [
+        {"pid": 1, "msgs": 10, "late_ns": ns // 2},
+        {"pid": 2, "msgs": 10, "late_ns": ns - ns // 2},
+    ]
+
+
+@pytest.mark.parametrize(
+    ("late_ns", "inverted"),
+    [(0, True), (150_000_000, True), (400_000_000, False)],
+    ids=["on-time", "late-but-not-enough", "late-enough"],
+)
+def test_what_the_shims_late_releases_added_is_no_inversion(
+    tmp_path: Path, late_ns: int, inverted: bool
+) -> None:
+    # At ΔL 10 µs 1.5–1.6 s, at 100 µs 1.2–1.25 s: 22 % apart.  Releases late by 0.4 s
+    # of the 10 µs point's ~1.5 s (25 %) can explain it; by 0.15 s (9 %) cannot.
+    rows = [app("baseline", None, r, 1.0, metrics={"time_s": 1.0}) for r in range(3)]
+    rows += [
+        app("latency", 10.0, r, v, metrics={"time_s": v}, shim_stats=late(late_ns))
+        for r, v in enumerate((1.5, 1.55, 1.6))
+    ]
+    rows += [
+        app("latency", 100.0, r, v, metrics={"time_s": v}) for r, v in enumerate((1.2, 1.22, 1.25))
+    ]
+    _, a = analysed(tmp_path, rows)
+    (ten,) = [cp for cp in a.knob("latency").curves[0].points if cp.x == 10.0]
+    assert ten.late_share == pytest.approx(late_ns / 1e9 / 1.6)  # the least of its repeats
+    found = inversions(a)
+    assert bool(found) == inverted
+    if found and late_ns:
+        assert "the shim's late releases" in found[0].text()
+
+
+def test_a_points_late_share_is_over_its_measured_time_else_its_wall_time(tmp_path: Path) -> None:
+    rows = [
+        app("latency", 10.0, 0, 0.5, shim_stats=late(100_000_000)),
+        server("latency", 10.0, 1, 1.0, metrics={}, shim_stats=late(100_000_000)),  # wall 2.5 s
+        app("latency", 10.0, 2, 0.05, shim_stats=late(100_000_000)),
+        app("latency", 10.0, 3, 1.0, shim_stats=[{"pid": 1, "msgs": 10}]),
+    ]
+    run, _ = analysed(tmp_path, rows)
+    shares = {p.repeat: p.late_share for p in run.points}  # app's value is its time_s
+    assert shares == pytest.approx({0: 0.2, 1: 0.04, 2: 1.0, 3: 0.0})
