@@ -35,7 +35,11 @@ CALIBRATION = {
         "L_us": {"median": 10.0},
         "G_ns_per_B": {"value": 0.5},
     },
+    # What a run's measurement beside the tool adds (loggp/run/trips.py): a message of
+    # tcp;ofi_rxm above 16 KiB crosses three times (measured here).
+    "trips": [[0, 1], [16385, 3]],
 }
+RENDEZVOUS_TRIPS = 3
 DELTA_L_US = 100
 DELTA_O_US = 1000  # far above the noise of a 64 KiB round's measured compute
 
@@ -87,6 +91,8 @@ def sim(tmp_path_factory: pytest.TempPathFactory) -> SimRun:
         "args: [-n, '200', '--cfg=smpi/simulate-computation:no']}\n"
         "  - {name: pp64k, program: workloads/pingpong/pingpong, ranks: 2, "
         "args: [-n, '20', -s, 64K]}\n"
+        "  - {name: pp256k, program: workloads/pingpong/pingpong, ranks: 2, "
+        "args: [-n, '20', -s, 256K, '--cfg=smpi/simulate-computation:no']}\n"
         "  - {name: stencil64, program: workloads/stencil/stencil, ranks: 64, "
         "args: [-i, '10']}\n",
     )
@@ -107,6 +113,16 @@ def test_added_latency_adds_to_every_half_round_trip(sim: SimRun) -> None:
     assert added == pytest.approx(DELTA_L_US, rel=0.01)
 
 
+def test_a_message_above_the_rendezvous_limit_pays_each_of_its_trips(sim: SimRun) -> None:
+    # 8 bytes make one trip, 256 KiB the stack's three: ΔL three times a half round trip.
+    assert sim.platform(sim.points["pp256k/baseline/r0"])["lat_factor"] == "0:1;16385:3"
+    for name, trips in (("pp", 1), ("pp256k", RENDEZVOUS_TRIPS)):
+        added = sim.half_rtt_us(f"{name}/latency={DELTA_L_US}us/r0") - sim.half_rtt_us(
+            f"{name}/baseline/r0"
+        )
+        assert added == pytest.approx(trips * DELTA_L_US, rel=0.01), name
+
+
 def test_overhead_is_charged_on_large_messages_too(sim: SimRun) -> None:
     # SMPI's rendezvous from 64 KiB on would charge no o: every message is sent eagerly.
     # o_s and o_r each: 2 Δo a half round trip.  A 64 KiB round's real compute (filling
@@ -119,7 +135,7 @@ def test_overhead_is_charged_on_large_messages_too(sim: SimRun) -> None:
 
 
 def test_64_ranks_are_stored_simulated_and_reported(sim: SimRun) -> None:
-    assert len(sim.points) == 9
+    assert len(sim.points) == 12
     for p in sim.points.values():
         assert p.backend == "smpi", p.point_id
         assert judged_ok(p), (p.point_id, p.status, p.degraded_reason, p.stderr_tail)

@@ -58,6 +58,9 @@ class CalibrateReport(BaseModel):
     version: Literal[1]
     provider: str
     results: Measured
+    # Not the tool's: [size, trips] pairs a run of shim smpi measures beside it and stores
+    # with it (loggp/run/trips.py); absent, a message makes one trip at every size.
+    trips: list[tuple[int, int]] | None = None
 
 
 @dataclass(frozen=True)

@@ -25,8 +25,10 @@ of it, as the shim's per-destination pacers give each pair its own), so a pair's
 adds what loggp/plan/topology.py derives for it.  A level's `gap` has no SMPI equivalent,
 nor do networks given by links: both are refused when the file is loaded.
 
-with SimGrid's own corrections switched off (latency and bandwidth factors 1, no TCP window,
-no reverse traffic), so the wire is exactly L and G, and every message sent eagerly: by
+with SimGrid's own corrections switched off (bandwidth factor 1, no TCP window, no reverse
+traffic), so the wire is exactly L and G, except the latency factor: a message crosses the
+route as many times as the stack's protocol makes it (Stack.trips, measured beneath the
+fabric shim: tcp;ofi_rxm's messages above 16 KiB, 3), and every message is sent eagerly: by
 default SMPI sends from 64 KiB on by rendezvous and charges no smpi/os or smpi/or there,
 where LogGP (and the fabric shim) charge o per message at every size.  SMPI has no
 per-message gap: Δg is refused when the file is loaded (knobs.def lists which knobs each
@@ -36,6 +38,7 @@ backend applies).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 from xml.sax.saxutils import quoteattr
 
 from loggp.plan.knobs import FS_PER_NS, KnobSet, parse_knob
@@ -64,6 +67,10 @@ class Stack:
     latency_ns: float
     bulk_gap_ns_per_byte: float
     provider: str = ""
+    # (size, trips): from that many bytes on a message crosses the network trips times
+    # before the receiver has it (a rendezvous: 3), until the next entry's size
+    # (loggp/run/trips.py measures them); none: one trip at every size.
+    trips: tuple[tuple[int, int], ...] = ()
 
     def __post_init__(self) -> None:
         for name in ("o_s_ns", "o_r_ns", "latency_ns"):
@@ -74,14 +81,26 @@ class Stack:
                 f"G {self.bulk_gap_ns_per_byte} ns/B of the stack: expected above 0 "
                 "(the simulated links need a finite bandwidth)"
             )
+        sizes = [size for size, _ in self.trips]
+        if sizes and (sizes[0] != 0 or sizes != sorted(set(sizes))):
+            raise PlatformError(
+                f"trips by size {list(self.trips)}: expected sizes from 0 up, each once"
+            )
+        if any(not (isinstance(t, int) and t >= 1) for _, t in self.trips):
+            raise PlatformError(f"trips by size {list(self.trips)}: expected whole trips >= 1")
 
-    def as_dict(self) -> dict[str, float | str]:
+    def lat_factor(self) -> str:
+        """SMPI's smpi/lat-factor: the route's latency times the trips of a message's size."""
+        return ";".join(f"{size}:{t}" for size, t in self.trips or ((0, 1),))
+
+    def as_dict(self) -> dict[str, Any]:
         return {
             "provider": self.provider,
             "o_s_us": self.o_s_ns / 1000,
             "o_r_us": self.o_r_ns / 1000,
             "L_us": self.latency_ns / 1000,
             "G_ns_per_B": self.bulk_gap_ns_per_byte,
+            "trips": [list(st) for st in self.trips],
         }
 
 
@@ -93,6 +112,7 @@ class Platform:
     recv_overhead_s: float
     link_latency_s: float  # each of a route's two links
     bandwidth_Bps: float
+    lat_factor: str = "0:1"  # smpi/lat-factor: the stack's trips by size (Stack.lat_factor)
 
     @classmethod
     def of(cls, stack: Stack, knobs: KnobSet) -> Platform:
@@ -105,6 +125,7 @@ class Platform:
             recv_overhead_s=(stack.o_r_ns + p.recv_overhead_ns) * _NS,
             link_latency_s=(stack.latency_ns + p.latency_ns) * _NS / 2,
             bandwidth_Bps=1 / (bulk_gap_ns * _NS),
+            lat_factor=stack.lat_factor(),
         )
 
     def xml(self, hosts: int, network: Network | None = None) -> str:
@@ -127,7 +148,7 @@ class Platform:
             f"--cfg=smpi/os:{send}",
             f"--cfg=smpi/ois:{send}",
             f"--cfg=smpi/or:0:{self.recv_overhead_s:.9g}:0",
-            "--cfg=smpi/lat-factor:0:1",
+            f"--cfg=smpi/lat-factor:{self.lat_factor}",
             "--cfg=smpi/bw-factor:0:1",
             "--cfg=network/TCP-gamma:0",
             "--cfg=network/crosstraffic:0",
@@ -135,12 +156,13 @@ class Platform:
             f"--cfg=smpi/host-speed:{HOST_SPEED_FLOPS:.9g}f",
         ]
 
-    def as_dict(self) -> dict[str, float]:
+    def as_dict(self) -> dict[str, float | str]:
         return {
             "smpi_os_s": self.send_overhead_s,
             "smpi_or_s": self.recv_overhead_s,
             "link_latency_s": self.link_latency_s,
             "bandwidth_Bps": self.bandwidth_Bps,
+            "lat_factor": self.lat_factor,
         }
 
 

@@ -76,6 +76,7 @@ from loggp.run.shmregion import remove_stale_regions
 from loggp.run.slurm import allocation, in_allocation, point_records, record_point
 from loggp.run.slurmnodes import NodeCpu, NodeExporters, shares
 from loggp.run.smpi import run_stack
+from loggp.run.trips import measure_trips
 from loggp.run.wirerun import WireSession
 
 _TAIL_LINES = 20
@@ -485,11 +486,14 @@ def run_plan(
         )
         opts = dataclasses.replace(opts, wire=wire)
     if exp.emulator.shim == "smpi" and opts.stack is None:
-        stack, rec.provenance["smpi"] = run_stack(exp, run_dir, opts.exp_dir)
+        stack, rec.provenance["smpi"] = run_stack(
+            exp, run_dir, opts.exp_dir, lambda work: measure_trips(exp, work)
+        )
         s = stack.as_dict()
         console.print(
             f"simulated stack ({rec.provenance['smpi']['calibration']}): o_s {s['o_s_us']:.3g} "
-            f"us, o_r {s['o_r_us']:.3g} us, L {s['L_us']:.3g} us, G {s['G_ns_per_B']:.3g} ns/B"
+            f"us, o_r {s['o_r_us']:.3g} us, L {s['L_us']:.3g} us, G {s['G_ns_per_B']:.3g} ns/B, "
+            f"latency factor by size {stack.lat_factor()}"
         )
         opts = dataclasses.replace(opts, stack=stack)
     plan = expand(exp)

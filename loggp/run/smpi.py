@@ -3,10 +3,12 @@ SMPI on a platform made of the stack's own LogGP parameters plus the point's kno
 (loggp/plan/platform.py, docs/simulator.md).
 
 The stack's parameters come from loggp-calibrate of the experiment's provider without the
-shim, measured once when the run starts (`calibration: measure`, the default) or read from
-a previous calibration's file: the tool's own JSON (`loggp-calibrate -j`) or `loggp
-calibrate --json`'s comparison, whose unshimmed run is taken.  Either is stored with the
-run (CALIBRATION_FILE, and run.json's provenance.smpi), and --resume reads it back, so every
+shim, measured once when the run starts (`calibration: measure`, the default, with the
+trips a message of each size makes, loggp/run/trips.py) or read from a previous
+calibration's file (its trips if it gives them, else one trip at every size): the tool's
+own JSON (`loggp-calibrate -j`) or `loggp calibrate --json`'s comparison, whose unshimmed
+run is taken.  Either is stored with the run (CALIBRATION_FILE, and run.json's
+provenance.smpi), and --resume reads it back, so every
 point of a run is simulated on one stack.
 
 Each point runs `smpirun -np N` of the workload's smpicc build (build/smpi/<the program's
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -103,6 +106,7 @@ def stack_of(report: CalibrateReport) -> Stack:
             latency_ns=max(0.0, r.L_us.median * 1000),
             bulk_gap_ns_per_byte=r.G_ns_per_B.value,
             provider=report.provider,
+            trips=tuple((size, t) for size, t in report.trips or ()),
         )
     except PlatformError as e:
         raise SmpiError(f"calibration of {report.provider}: {e}") from None
@@ -117,9 +121,15 @@ def calibration_source(exp: Experiment, exp_dir: Path | None) -> Path | None:
     return path if path.is_absolute() else (exp_dir or Path.cwd()) / path
 
 
-def run_stack(exp: Experiment, run_dir: Path, exp_dir: Path | None) -> tuple[Stack, dict]:
+def run_stack(
+    exp: Experiment,
+    run_dir: Path,
+    exp_dir: Path | None,
+    measure_trips: Callable[[Path], list[tuple[int, int]]] | None = None,
+) -> tuple[Stack, dict]:
     """The stack the run's points are simulated on: the one stored with the run, else
-    measured or read now and stored; (stack, provenance entry)."""
+    measured or read now and stored; (stack, provenance entry).  A measured stack gets
+    its trips by size from measure_trips (loggp/run/trips.py) given a scratch directory."""
     stored = run_dir / CALIBRATION_FILE
     source = calibration_source(exp, exp_dir)
     if stored.is_file():
@@ -127,6 +137,8 @@ def run_stack(exp: Experiment, run_dir: Path, exp_dir: Path | None) -> tuple[Sta
     elif source is None:
         work = run_dir / "calibration"
         report = run_calibrate(exp.emulator.provider, None, work).raw
+        if measure_trips is not None:
+            report["trips"] = measure_trips(work / "trips")
         stored.write_text(json.dumps(report, indent=2) + "\n")
         shutil.rmtree(work, ignore_errors=True)
         stack, _ = read_calibration(stored)

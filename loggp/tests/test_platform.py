@@ -34,7 +34,7 @@ def test_the_stack_alone_maps_o_L_and_G() -> None:
     c = cfg(p)
     assert c["smpi/os"] == c["smpi/ois"] == "0:2e-06:0"
     assert c["smpi/or"] == "0:3e-06:0"
-    # SimGrid's own corrections off: the wire is exactly L and G
+    # SimGrid's own corrections off: the wire is exactly L and G, one crossing a message
     assert c["smpi/lat-factor"] == c["smpi/bw-factor"] == "0:1"
     assert c["network/TCP-gamma"] == "0" and c["network/crosstraffic"] == "0"
     # no rendezvous, which would charge no o from 64 KiB on
@@ -61,6 +61,25 @@ def test_bulk_gap_and_bandwidth_add_their_time_per_byte(knob: str, value: str) -
 def test_gap_is_refused() -> None:
     with pytest.raises(PlatformError, match="no per-message gap"):
         Platform.of(STACK, KnobSet.parse({"gap": "1us"}))
+
+
+def test_the_stacks_trips_by_size_are_the_latency_factor() -> None:
+    stack = Stack(2000, 3000, 10_000, 0.5, trips=((0, 1), (131073, 3)))
+    assert cfg(Platform.of(stack, KnobSet()))["smpi/lat-factor"] == "0:1;131073:3"
+    assert stack.as_dict()["trips"] == [[0, 1], [131073, 3]]
+
+
+@pytest.mark.parametrize(
+    "trips, words",
+    [
+        (((1, 1),), "sizes from 0 up"),
+        (((0, 1), (10, 2), (10, 3)), "each once"),
+        (((0, 1), (10, 0)), "whole trips >= 1"),
+    ],
+)
+def test_bad_trips_are_refused(trips, words: str) -> None:
+    with pytest.raises(PlatformError, match=words):
+        Stack(2000, 3000, 10_000, 0.5, trips=trips)
 
 
 def test_a_stack_without_bandwidth_is_refused() -> None:
@@ -148,6 +167,10 @@ def test_reads_the_tools_json_and_loggp_calibrates(tmp_path: Path) -> None:
         stack, doc = read_calibration(path)
         assert stack == Stack(2500, 1500, 16_000, 0.25, "tcp;ofi_rxm")
         assert doc == RAW
+    # A run's stored calibration carries the trips it measured beside the tool's JSON.
+    raw.write_text(json.dumps({**RAW, "trips": [[0, 1], [262145, 3]]}))
+    stack, _ = read_calibration(raw)
+    assert stack.trips == ((0, 1), (262145, 3))
 
 
 @pytest.mark.parametrize(
