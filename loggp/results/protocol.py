@@ -208,14 +208,26 @@ def open_stats_file(path: Path, write: bool = False) -> int:
     return fd
 
 
+# Text in a counter line: the fabric shim's provider, the wire's `shim` and port `name`.
+STATS_TEXT_KEYS = ("provider", "shim", "name")
+
+
 def stats_problem(obj: dict[str, Any]) -> str | None:
-    """What makes a line other than the shim's counters (emulator/core/src/stats.c):
-    every value a whole number from 0 to 2^64 - 1, `provider` text or null, `late_hist_us`
-    a list of LATE_BUCKETS such numbers, `delay_hist` (if any) of DELAY_BUCKETS, the
+    """What makes a line other than a shim's counters: the fabric shim's per process
+    (emulator/core/src/stats.c) or the wire's per port for a point (loggp/run/wirerun.py):
+    every value a whole number from 0 to 2^64 - 1, the STATS_TEXT_KEYS text or null, the
+    wire's `loss` a probability and `drops` an object of whole numbers, `late_hist_us` a
+    list of LATE_BUCKETS such numbers, `delay_hist` (if any) of DELAY_BUCKETS, the
     PAIR_KEYS (if any) of at most MAX_PAIR_RANKS."""
     for key, v in obj.items():
-        if key == "provider":
-            ok = v is None or isinstance(v, str)
+        want = "a whole number from 0 to 2^64 - 1"
+        if key in STATS_TEXT_KEYS:
+            ok, want = v is None or isinstance(v, str), "text or null"
+        elif key == "loss":
+            ok, want = is_number(v) and 0 <= v <= 1, "a number from 0 to 1"
+        elif key == "drops":
+            ok = isinstance(v, dict) and all(_is_u64(n) for n in v.values())
+            want = "an object of whole numbers"
         elif key == LATE_HIST_KEY:
             ok = isinstance(v, list) and len(v) == LATE_BUCKETS and all(_is_u64(n) for n in v)
         elif key == DELAY_HIST_KEY:
@@ -225,7 +237,7 @@ def stats_problem(obj: dict[str, Any]) -> str | None:
         else:
             ok = _is_u64(v)
         if not ok:
-            return f"key '{key}': expected a whole number from 0 to 2^64 - 1, got {_shown(v)}"
+            return f"key '{key}': expected {want}, got {_shown(v)}"
     return None
 
 

@@ -9,7 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from loggp.results.protocol import DELAY_BUCKETS, MAX_PAIR_RANKS, RESULT_KEY, shim_stats
+from loggp.results.protocol import (
+    DELAY_BUCKETS,
+    MAX_PAIR_RANKS,
+    RESULT_KEY,
+    shim_stats,
+    stats_problem,
+)
 from loggp.results.reader import read_points
 from loggp.results.store import COLUMNS, STORE_FILE, PointRecord, Store, StoreError
 
@@ -171,3 +177,20 @@ def test_a_counter_line_with_a_delay_histogram_is_the_shims(tmp_path: Path) -> N
         f"{path}: not the shim's counters, left out: line 2: key 'delay_hist': "
         "expected a whole number from 0 to 2^64 - 1, got [1, 2]"
     ]
+
+
+def test_the_wires_port_lines_are_a_shims_counters(tmp_path: Path) -> None:
+    """The wire's line for a port over a point (loggp/run/wirerun.py) carries its name,
+    loss probability and drops by cause beside the counters; the reader keeps it."""
+    port = {
+        "shim": "wire", "port": 0, "name": "net_af_packet0", "latency_ns": 100000,
+        "loss": 0.01, "drops": {"queue": 0, "loss": 3}, "late_ns": 5000,
+        "late_hist_us": [0] * 16, "delay_bucket_ns": 945,
+        "delay_hist": [0] * (DELAY_BUCKETS - 1) + [7],
+    }  # fmt: skip
+    with Store(tmp_path) as store:
+        store.add(record(shim_stats=[port, port | {"loss": 1.5}, port | {"drops": [1]}]))
+    assert read_points(tmp_path / STORE_FILE)[1][0].shim_stats == [port]
+    assert (
+        stats_problem(port | {"loss": 1.5}) == "key 'loss': expected a number from 0 to 1, got 1.5"
+    )
