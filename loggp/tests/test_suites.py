@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from loggp.plan.experiment import load_experiment
+from loggp.plan.knobs import parse_knob
 from loggp.plan.sweep import expand, knob_values
 from loggp.plan.topology import pair_table
 
@@ -42,3 +43,17 @@ def test_topology_compares_rack_latency_with_the_same_latency_everywhere() -> No
     pairs = {(s, d) for s in range(n) for d in range(s + 1, n)}
     crossing = {(s, d) for s, d in pairs if table[s][d].latency_ns}
     assert (0, 1) in crossing and crossing < pairs
+
+
+def test_the_tail_suite_draws_around_topologys_latencies_without_clipping() -> None:
+    tail, _, _ = load_experiment(SUITES / "topology-tail.yaml")
+    topo, _, _ = load_experiment(SUITES / "topology.yaml")
+    assert [w.model_dump() for w in tail.workloads] == [w.model_dump() for w in topo.workloads]
+    assert knob_values(tail)["latency"] == knob_values(topo)["latency"]
+    shape, spread = (tail.emulator.latency_dist or "").split(":")
+    assert shape == "pareto"
+    # The shape's shortest draw is 2/3 of the spread below the mean (lgp/dist.h): above 0,
+    # so no draw is clipped and the mean stays ΔL.
+    spread_ns = parse_knob("latency", spread)
+    for latency in knob_values(tail)["latency"]:
+        assert parse_knob("latency", latency) - 2 * spread_ns / 3 >= 0
