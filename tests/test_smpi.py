@@ -194,3 +194,28 @@ def test_sim_speed_benchmark_reports_smpis_own_timing(tmp_path: Path) -> None:
         assert r["sim_s_per_wall_s"] == pytest.approx(r["simulated_s"] / r["smpirun_wall_s"])
     section = page.read_text()
     assert section.count("sim-speed:begin") == 1 and "| 8 |" in section and "| 4 |" in section
+
+
+def test_validate_sim_simulates_every_rank_count_on_one_measured_stack(tmp_path: Path) -> None:
+    """With `calibration: measure` the first simulated run measures the stack (its trips by
+    size among it) and every later rank count is simulated on that file."""
+    if not SMPI_PINGPONG.is_file():
+        pytest.skip(f"{SMPI_PINGPONG} not built (cmake -DLOGGP_SMPI=ON needs libsimgrid-dev)")
+    exp = tmp_path / "val.yaml"
+    exp.write_text(
+        "version: 1\nname: val\nrepeats: 1\ntimeout: 60s\nlauncher: {kind: local}\n"
+        "emulator: {shim: smpi, provider: tcp;ofi_rxm}\n"
+        "sweep: {knobs: {latency: [100us]}}\n"
+        "workloads:\n  - {name: pp, program: workloads/pingpong/pingpong, args: [-n, '20']}\n"
+    )
+    out = tmp_path / "val"
+    env = {**base_env(), "LOGGP_BUILD": str(BUILD), "LOGGP_RUN_DIR": str(tmp_path / "lock")}
+    res = loggp("validate-sim", str(exp), "--out", str(out), env_extra=env, timeout=400)
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    first, second = (out / f"ranks-{n}" / "simulated" for n in (2, 4))
+    stored = json.loads((first / "calibration.json").read_text())
+    assert stored["trips"][0] == [0, 1]  # a small message crosses once
+    assert json.loads((second / "calibration.json").read_text()) == stored
+    smpi = [json.loads((d / "run.json").read_text())["provenance"]["smpi"] for d in (first, second)]
+    assert smpi[0]["calibration"] == "measure"
+    assert smpi[1]["calibration"] == str((first / "calibration.json").resolve())

@@ -5,7 +5,8 @@ machine can emulate, and their slowdowns compared point by point (docs/simulator
 Per rank count N of --ranks both runs are ordinary runs of variants of the file (the same
 sweep and workloads, every workload at N ranks; one beneath its own shim, `fabric` where the
 file says `smpi`, the other beneath `smpi`), in DIR/ranks-N/emulated and
-DIR/ranks-N/simulated with their reports; the comparison (loggp/analysis/crossval.py) is
+DIR/ranks-N/simulated with their reports, every simulated run on the first one's stack
+(its calibration.json); the comparison (loggp/analysis/crossval.py) is
 printed, one table per rank count, and written to DIR/validation.json, one section each;
 DIR/validation.html draws both runs' curves on the same axes (loggp/analysis/crossval_page.py).
 """
@@ -44,6 +45,7 @@ from loggp.run.launch import preflight
 from loggp.run.runlock import RunLock
 from loggp.run.runner import RunOptions, new_record, run_plan
 from loggp.run.shim import shim_library
+from loggp.run.smpi import CALIBRATION_FILE
 
 VALIDATION_FILE = "validation.json"
 DEFAULT_RANKS = "2,4"  # what a 2-core machine emulates: one or two ranks a core
@@ -77,14 +79,19 @@ class Variant:
         return section_dir(top, self.ranks) / self.kind
 
 
-def variant(text: str, source: str, shim: str, ranks: int) -> tuple[Experiment, str]:
+def variant(
+    text: str, source: str, shim: str, ranks: int, calibration: Path | None = None
+) -> tuple[Experiment, str]:
     """The file's experiment beneath shim with every workload at ranks: (experiment, its
-    YAML), checked like a file of its own (a knob the backend cannot apply is one line)."""
+    YAML), checked like a file of its own (a knob the backend cannot apply is one line).
+    calibration, if given, is the simulated stack's file in place of the file's own."""
     doc: dict[str, Any] = yaml.safe_load(text)
     emulator = dict(doc.get("emulator") or {})
     emulator["shim"] = shim
     if shim != "smpi":
         emulator.pop("calibration", None)
+    elif calibration is not None:
+        emulator["calibration"] = str(calibration)
     doc["emulator"] = emulator
     doc["workloads"] = [{**w, "ranks": ranks} for w in doc["workloads"]]
     kind = SIMULATED if shim == "smpi" else EMULATED
@@ -120,7 +127,12 @@ def cmd_validate(args: argparse.Namespace, console: Console) -> int:
     try:
         lock.describe(top)
         containment = detect()
+        # One stack for every rank count: the first simulated run's, measured or read once
+        # (a calibration's G alone varied 0.37-0.69 ns/B between runs here).
+        stack_file: Path | None = None
         for v in runs:
+            if v.kind == SIMULATED and stack_file is not None:
+                v = Variant(v.ranks, v.kind, *variant(text, source, "smpi", v.ranks, stack_file))
             run_dir = new_run_dir(v.exp, v.run_dir(top))
             console.print(f"{v.kind} at {v.ranks} ranks: {run_dir}")
             rec = new_record(v.exp, v.text, source, expand(v.exp))
@@ -128,6 +140,8 @@ def cmd_validate(args: argparse.Namespace, console: Console) -> int:
             summary = run_plan(v.exp, rec, run_dir, opts, console)
             if summary.interrupted:
                 return 130
+            if v.kind == SIMULATED and stack_file is None:
+                stack_file = (run_dir / CALIBRATION_FILE).resolve()
             if summary.ok + len(summary.degraded):
                 console.print(f"report: {report(run_dir, None, console)}")
     finally:
