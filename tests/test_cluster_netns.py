@@ -208,7 +208,16 @@ def _pingpong_suite(name: str, shim: str, inventory: str, out: Path) -> Path:
                 "version": 1,
                 "name": name,
                 "timeout": "60s",
-                "launcher": {"kind": "ansible", "inventory": inventory, "group": "compute"},
+                "repeats": REPEATS,
+                # The wire's lcore polls one of the 2 cores, so both ranks share the other:
+                # polling without yielding, each waited for the other's 4 ms slice (a CI
+                # run's baseline half round trip was 4.0 ms, its ΔL point's 0.66 ms).
+                "launcher": {
+                    "kind": "ansible",
+                    "inventory": inventory,
+                    "group": "compute",
+                    "mpirun_args": ["--mca", "mpi_yield_when_idle", "1"],
+                },
                 "emulator": {"shim": shim, "provider": "tcp;ofi_rxm"},
                 "sweep": {"knobs": {"latency": [f"{DELTA_US}us"]}},
                 "workloads": [
