@@ -8,8 +8,8 @@ trips a message of each size makes, loggp/run/trips.py) or read from a previous
 calibration's file (its trips if it gives them, else one trip at every size): the tool's
 own JSON (`loggp-calibrate -j`) or `loggp calibrate --json`'s comparison, whose unshimmed
 run is taken.  Either is stored with the run (CALIBRATION_FILE, and run.json's
-provenance.smpi), and --resume reads it back, so every
-point of a run is simulated on one stack.
+provenance.smpi), and --resume reads it back, so every point of a run is simulated on one
+stack.
 
 Each point runs `smpirun -np N` of the workload's smpicc build (build/smpi/<the program's
 path in the build>) with a hostfile of N hosts, the platform file and the SMPI settings in

@@ -7,10 +7,10 @@ one above its eager limit (FI_OFI_RXM_EAGER_LIMIT, 16 KiB by default) by segment
 rendezvous, whose handshake and data are messages of the tcp provider beneath rxm, and the
 shim delays each of them by ΔL: measured here, 1 crossing up to 16 KiB and 3 from 16 KiB +
 1 byte to 2 MiB.  SMPI carries every message in one crossing; its latency factor by size
-(smpi/lat-factor) makes up the rest.  So the crossings are measured,
-not assumed from one provider's defaults: the project's pingpong, 2 ranks beneath the fabric
-shim with the experiment's provider, at ΔL 0 and a large ΔL (PROBE_LATENCY_US, more for a
-large message) for each size of SIZES; a size makes (growth of the median half round trip)
+(smpi/lat-factor) makes up the rest.  So the crossings are measured, not assumed from one
+provider's defaults: the project's pingpong, 2 ranks beneath the fabric shim with the
+experiment's provider, at ΔL 0 and a large ΔL (PROBE_LATENCY_US, more for a large
+message) for each size of SIZES; a size makes (growth of the median half round trip)
 / ΔL crossings, rounded, at least 1.
 
 A message takes the crossings of the largest measured size not above it.  The sizes are a
