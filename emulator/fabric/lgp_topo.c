@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: MIT */
 /* A network's per-destination latency, gap and bulk gap (lgp_topo.h). */
-#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -13,52 +12,29 @@
 #include <rdma/fi_cm.h>
 
 #include <lgp/env.h>
+#include <lgp/pairs.h>
 
 #include "lgp_log.h"
 #include "lgp_topo.h"
 
 #define LGP_TOPO_NAME_MAX	512		/* bytes of an endpoint name */
 #define LGP_TOPO_NAMES_MAX	(1 << 20)	/* bytes read of one rank's names: 2 a connection */
-#define LGP_TOPO_FORMS		"'ranks N', then lines SRC DST LATENCY_NS GAP_NS BULK_GAP_FS " \
-				"(loggp/plan/topology.py writes it)"
 
 static const char *lgp_topo_env(void)
 {
 	return lgp_setting_env(LGP_SETTING_TOPOLOGY);
 }
 
-/* Whole numbers separated by blanks: how many were read (at most n). */
-static int lgp_topo_numbers(const char *s, uint64_t *v, int n)
-{
-	char *end;
-	int i;
-
-	for (i = 0; i < n; i++) {
-		while (*s == ' ' || *s == '\t')
-			s++;
-		if (!isdigit((unsigned char)*s))
-			break;
-		errno = 0;
-		v[i] = strtoull(s, &end, 10);
-		if (errno)
-			return -1;
-		s = end;
-	}
-	while (*s == ' ' || *s == '\t' || *s == '\r')
-		s++;
-	return *s ? -1 : i;
-}
-
 static int lgp_topo_line(struct lgp_topo *t, const char *line, unsigned n,
 			 const char *path, char *errmsg, size_t len)
 {
 	uint64_t v[5];
+	int kind = lgp_pairs_line(line, v);
 
-	if (!*line || *line == '#')
+	if (kind == LGP_PAIRS_BLANK)
 		return 0;
-	if (!strncmp(line, "ranks ", 6)) {
-		if (t->ranks || lgp_topo_numbers(line + 6, v, 1) != 1 || !v[0] ||
-		    v[0] > LGP_TOPO_MAX_RANKS)
+	if (kind == LGP_PAIRS_COUNT) {
+		if (t->ranks || v[0] > LGP_TOPO_MAX_RANKS)
 			goto bad;
 		t->ranks = (uint32_t)v[0];
 		t->latency_ns = calloc(3 * (size_t)t->ranks, sizeof(*t->latency_ns));
@@ -68,7 +44,7 @@ static int lgp_topo_line(struct lgp_topo *t, const char *line, unsigned n,
 		t->bulk_gap_fs = t->gap_ns + t->ranks;
 		return 0;
 	}
-	if (!t->ranks || lgp_topo_numbers(line, v, 5) != 5 || v[0] >= t->ranks ||
+	if (!t->ranks || kind != LGP_PAIRS_PAIR || v[0] >= t->ranks ||
 	    v[1] >= t->ranks)
 		goto bad;
 	if (v[0] != t->rank)
@@ -80,7 +56,7 @@ static int lgp_topo_line(struct lgp_topo *t, const char *line, unsigned n,
 	t->adds |= v[2] || v[3] || v[4];
 	return 0;
 bad:
-	snprintf(errmsg, len, "bad line %u of %s '%.200s': expected " LGP_TOPO_FORMS
+	snprintf(errmsg, len, "bad line %u of %s '%.200s': expected " LGP_PAIRS_FORMS
 		 ", at most %d ranks", n, lgp_topo_env(), path, LGP_TOPO_MAX_RANKS);
 	return -EINVAL;
 }
@@ -107,7 +83,7 @@ int lgp_topo_load(struct lgp_topo *t, const char *path, long rank,
 		n++;
 		if (!strchr(line, '\n') && !feof(f)) {
 			snprintf(errmsg, len, "line %u of %s '%.200s' is too long: expected "
-				 LGP_TOPO_FORMS, n, lgp_topo_env(), path);
+				 LGP_PAIRS_FORMS, n, lgp_topo_env(), path);
 			ret = -EINVAL;
 			break;
 		}
@@ -116,7 +92,7 @@ int lgp_topo_load(struct lgp_topo *t, const char *path, long rank,
 	}
 	fclose(f);
 	if (!ret && !t->ranks) {
-		snprintf(errmsg, len, "no 'ranks N' line in %s '%.200s': expected " LGP_TOPO_FORMS,
+		snprintf(errmsg, len, "no 'ranks N' line in %s '%.200s': expected " LGP_PAIRS_FORMS,
 			 lgp_topo_env(), path);
 		ret = -EINVAL;
 	}

@@ -81,6 +81,27 @@ static void wire_ctl_late_json(const struct lgp_stats *late, struct wire_buf *b)
 	wire_buf_printf(b, "]");
 }
 
+/*
+ * Per source port: what arrived here under pairs, and their latency; shown
+ * while the wire has pairs.
+ */
+static void wire_ctl_pair_counts(const struct wire_port *p, unsigned int n,
+				 struct wire_buf *b)
+{
+	unsigned int k;
+
+	wire_buf_printf(b, ",\"pair_pkts\":[");
+	for (k = 0; k < n; k++)
+		wire_buf_printf(b, "%s%" PRIu64, k ? "," : "",
+				__atomic_load_n(&p->pair_pkts[k], __ATOMIC_RELAXED));
+	wire_buf_printf(b, "],\"pair_latency_ns\":[");
+	for (k = 0; k < n; k++)
+		wire_buf_printf(b, "%s%" PRIu64, k ? "," : "",
+				__atomic_load_n(&p->pair_latency_ns[k],
+						__ATOMIC_RELAXED));
+	wire_buf_printf(b, "]");
+}
+
 void wire_ctl_stats_json(struct wire_state *st, struct wire_buf *b)
 {
 	static const char *const bins[WIRE_HIST_BINS] = {
@@ -119,6 +140,8 @@ void wire_ctl_stats_json(struct wire_state *st, struct wire_buf *b)
 			wire_buf_printf(b, ",\"delay_latency_ns\":%" PRIu64
 					",\"delay_starts\":%" PRIu64,
 					s.delay_latency_ns, s.delay_starts);
+		if (atomic_load_explicit(&st->pairs, memory_order_relaxed))
+			wire_ctl_pair_counts(&st->ports[i], st->nports, b);
 		wire_buf_printf(b, "}");
 	}
 	wire_buf_printf(b, "]");
@@ -372,6 +395,66 @@ err:
 	wire_ctl_error(out, err);
 }
 
+/* How many pairs add something, as "get" and "pairs" report it. */
+static void wire_ctl_pairs_json(struct wire_state *st, struct wire_buf *b)
+{
+	/* the control thread is the only writer: its own load needs no order */
+	const struct wire_pairs *p = atomic_load_explicit(&st->pairs,
+							  memory_order_relaxed);
+
+	wire_buf_printf(b, ",\"pairs\":%u", p ? p->count : 0);
+}
+
+/*
+ * {"cmd":"pairs","table":"ranks N\nSRC DST LATENCY_NS GAP_NS
+ * BULK_GAP_FS\n..."}: the network's per-pair delays from now on (an empty
+ * table: none); all or nothing.
+ */
+static void wire_ctl_pairs(struct wire_state *st, json_t *o,
+			   struct wire_buf *out)
+{
+	char err[WIRE_CTL_ERRLEN];
+	const char *key, *table = NULL;
+	struct wire_pairs *p = NULL;
+	json_t *v;
+	int rc;
+
+	json_object_foreach(o, key, v) {
+		if (!strcmp(key, "cmd"))
+			continue;
+		if (strcmp(key, "table")) {
+			snprintf(err, sizeof(err), "unknown key '%.40s' for "
+				 "pairs: expected table", key);
+			goto err;
+		}
+		if (!json_is_string(v)) {
+			snprintf(err, sizeof(err), "table must be a JSON string "
+				 "of lines, e.g. \"ranks 2\\n0 1 50000 0 0\", "
+				 "not %s", wire_ctl_type(v));
+			goto err;
+		}
+		table = json_string_value(v);
+	}
+	if (!table) {
+		snprintf(err, sizeof(err), "missing table for pairs: expected "
+			 "{\"cmd\":\"pairs\",\"table\":\"ranks N\\n...\"}, "
+			 "\"\" for none");
+		goto err;
+	}
+	if (*table) {
+		p = wire_pairs_new(table, st->nports, &rc, err, sizeof(err));
+		if (!p)
+			goto err;
+	}
+	wire_state_publish_pairs(st, p);
+	wire_buf_printf(out, "{\"ok\":true");
+	wire_ctl_pairs_json(st, out);
+	wire_buf_printf(out, "}");
+	return;
+err:
+	wire_ctl_error(out, err);
+}
+
 static int wire_ctl_only_cmd(json_t *o, const char *cmd, char *err,
 			     size_t errlen)
 {
@@ -438,7 +521,7 @@ void wire_ctl_handle(struct wire_state *st, const char *line, size_t len,
 	cmd = json_string_value(json_object_get(o, "cmd"));
 	if (!cmd) {
 		snprintf(err, sizeof(err), "missing \"cmd\": expected "
-			 "{\"cmd\":\"set\"|\"get\"|\"dist\"|\"stats\", ...}");
+			 "{\"cmd\":\"set\"|\"get\"|\"dist\"|\"pairs\"|\"stats\", ...}");
 		goto err;
 	}
 	if (!strcmp(cmd, "set")) {
@@ -449,11 +532,14 @@ void wire_ctl_handle(struct wire_state *st, const char *line, size_t len,
 		wire_buf_printf(out, "{\"ok\":true,\"mode\":\"%s\"",
 				wire_mode_name(st->mode));
 		wire_ctl_dist_json(st, out);
+		wire_ctl_pairs_json(st, out);
 		wire_buf_printf(out, ",\"ports\":");
 		wire_ctl_config_json(st, out);
 		wire_buf_printf(out, "}");
 	} else if (!strcmp(cmd, "dist")) {
 		wire_ctl_dist(st, o, out);
+	} else if (!strcmp(cmd, "pairs")) {
+		wire_ctl_pairs(st, o, out);
 	} else if (!strcmp(cmd, "stats")) {
 		if (wire_ctl_only_cmd(o, "stats", err, sizeof(err)))
 			goto err;
@@ -462,7 +548,7 @@ void wire_ctl_handle(struct wire_state *st, const char *line, size_t len,
 		wire_buf_printf(out, "}");
 	} else {
 		snprintf(err, sizeof(err), "unknown cmd '%.40s': expected set, "
-			 "get, dist or stats", cmd);
+			 "get, dist, pairs or stats", cmd);
 		goto err;
 	}
 	json_decref(o);

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Egress shaping: loss, tail drop, pacing, delay (see wire_egress.h). */
+#include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "wire_egress.h"
@@ -25,19 +27,36 @@ uint64_t wire_rng_next(uint64_t *state)
 	return x * 0x2545f4914f6cdd1dULL;
 }
 
-int wire_egress_init(struct wire_egress *e, uint32_t cap, uint64_t seed,
-		     int reorder)
+int wire_egress_init(struct wire_egress *e, uint32_t cap, unsigned int sources,
+		     uint64_t seed, int reorder)
 {
+	unsigned int i;
+
 	memset(e, 0, sizeof(*e));
+	if (!sources)
+		return -EINVAL;
 	e->rng = wire_rng_seed(seed);
 	e->reorder = reorder;
+	e->sources = sources;
 	lgp_pacer_init(&e->pacer, 0, 0);
+	e->last_release_ns = calloc(sources, sizeof(*e->last_release_ns));
+	e->path = calloc(sources, sizeof(*e->path));
+	if (!e->last_release_ns || !e->path) {
+		wire_egress_fini(e);
+		return -ENOMEM;
+	}
+	for (i = 0; i < sources; i++)
+		lgp_pacer_init(&e->path[i], 0, 0);
 	return lgp_dq_init(&e->line, cap);
 }
 
 void wire_egress_fini(struct wire_egress *e)
 {
 	lgp_dq_fini(&e->line);
+	free(e->last_release_ns);
+	free(e->path);
+	e->last_release_ns = NULL;
+	e->path = NULL;
 }
 
 static inline uint64_t wire_sat_add(uint64_t a, uint64_t b)
@@ -94,8 +113,10 @@ static uint64_t wire_egress_delay(struct wire_egress *e,
 }
 
 enum wire_verdict wire_egress_admit(struct wire_egress *e,
-				    const struct wire_shape *s, uint64_t now_ns,
-				    void *pkt, uint32_t len,
+				    const struct wire_shape *s,
+				    unsigned int src,
+				    const struct wire_pair *pair,
+				    uint64_t now_ns, void *pkt, uint32_t len,
 				    uint64_t *release_ns)
 {
 	struct lgp_dq_slot slot;
@@ -109,9 +130,21 @@ enum wire_verdict wire_egress_admit(struct wire_egress *e,
 		return WIRE_DROP_QUEUE;
 	lgp_pacer_set(&e->pacer, s->gap_ns, s->bulk_gap_fs, s->burst_bytes);
 	d = lgp_pacer_start(&e->pacer, now_ns, len);
+	if (pair && (pair->gap_ns || pair->bulk_gap_fs)) {
+		lgp_pacer_set(&e->path[src], pair->gap_ns, pair->bulk_gap_fs, 0);
+		d = lgp_pacer_start(&e->path[src], d, len);
+	}
 	r = wire_sat_add(d, wire_egress_delay(e, s));
+	if (pair) {
+		r = wire_sat_add(r, pair->latency_ns);
+		if (e->pair_pkts) {
+			wire_stat_add(&e->pair_pkts[src], 1);
+			wire_stat_add(&e->pair_latency_ns[src],
+				      pair->latency_ns);
+		}
+	}
 	if (!e->reorder)
-		r = lgp_dist_in_order(&e->last_release_ns, r);
+		r = lgp_dist_in_order(&e->last_release_ns[src], r);
 	if (e->stats)
 		lgp_stats_delay(&e->stats->late, r - d);
 	slot = (struct lgp_dq_slot){ .release_ns = r, .item = pkt,

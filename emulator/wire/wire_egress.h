@@ -13,11 +13,17 @@
  *      tat = max(tat, d) + c.  So an idle port lets exactly burst bytes
  *      through at once, and the long-run rate is exactly 1/bulk_gap.
  *      This is lgp_core's pacer (lgp/pacer.h) with the port's burst;
- *   4. it is released at r = d + L + j, j uniform in [-jitter, +jitter]
- *      (r >= d), L the port's latency or, with a delay distribution
- *      (wire_egress_set_dist()), a delay drawn from it around the port's
- *      latency, and unless reordering is allowed r = max(r, previous r)
- *      (lgp_dist_in_order()), so neither reorders packets.
+ *   4. with a network (wire_pairs.h) and a pair (src -> p) that paces,
+ *      d becomes its start on the pair's path: the source's pacer at this
+ *      egress, with the pair's gap and bulk gap, reserved from d;
+ *   5. it is released at r = d + L + P + j, j uniform in [-jitter,
+ *      +jitter] (r >= d), L the port's latency or, with a delay
+ *      distribution (wire_egress_set_dist()), a delay drawn from it around
+ *      the port's latency, P the pair's latency (0 without one), and
+ *      unless reordering is allowed r = max(r, previous r of the same
+ *      source port) (lgp_dist_in_order()), so neither reorders the
+ *      packets of one source; packets of two sources keep the order of
+ *      their release times.
  * Dropped packets consume no tokens.  Knob changes apply to packets
  * admitted afterwards; packets already in the line keep their r.
  *
@@ -43,6 +49,7 @@
 #include <lgp/pacer.h>
 #include <lgp/stats.h>
 
+#include "wire_pairs.h"
 #include "wire_shape.h"
 #include "wire_stats.h"
 
@@ -55,19 +62,28 @@ enum wire_verdict {
 struct wire_egress {
 	struct lgp_dq line;		/* the delay line */
 	struct lgp_pacer pacer;		/* departures: gap, bulk gap, burst */
-	uint64_t last_release_ns;
+	unsigned int sources;		/* ingress ports */
+	uint64_t *last_release_ns;	/* [sources]: order per source */
+	struct lgp_pacer *path;		/* [sources]: a pair's path */
 	uint64_t rng;
 	int reorder;		/* jitter may reorder packets */
 	const struct lgp_dist *dist;	/* NULL: L is the latency */
 	uint64_t dist_gen;		/* the caller's: which one dist is */
 	struct lgp_dist_rng dist_rng;
 	struct wire_stats *stats;	/* the port's, for the histogram */
+	uint64_t *pair_pkts;		/* [sources], the caller's: per source,
+					 * packets admitted with a pair (NULL:
+					 * not counted) */
+	uint64_t *pair_latency_ns;	/* [sources]: the pair's latency added */
 	uint64_t hist_latency_ns;	/* the latency it was started for */
 };
 
-/* cap: largest queue_pkts allowed.  Returns 0, -EINVAL or -ENOMEM. */
-int wire_egress_init(struct wire_egress *e, uint32_t cap, uint64_t seed,
-		     int reorder);
+/*
+ * cap: largest queue_pkts allowed; sources: ingress ports that may send
+ * to it.  Returns 0, -EINVAL or -ENOMEM.
+ */
+int wire_egress_init(struct wire_egress *e, uint32_t cap, unsigned int sources,
+		     uint64_t seed, int reorder);
 void wire_egress_fini(struct wire_egress *e);
 
 /*
@@ -87,12 +103,16 @@ void wire_egress_set_dist(struct wire_egress *e, const struct lgp_dist *dist,
 			  uint64_t stream, struct wire_stats *stats);
 
 /*
- * Shape one packet; on WIRE_ADMIT it is in the delay line with its
- * release time in *release_ns (may be NULL).
+ * Shape one packet from ingress port src (< sources), pair the network's
+ * delays from src to this port (NULL: no network); on WIRE_ADMIT it is in
+ * the delay line with its release time in *release_ns (may be NULL), and
+ * with a pair counted in pair_pkts[src] and pair_latency_ns[src].
  */
 enum wire_verdict wire_egress_admit(struct wire_egress *e,
-				    const struct wire_shape *s, uint64_t now_ns,
-				    void *pkt, uint32_t len,
+				    const struct wire_shape *s,
+				    unsigned int src,
+				    const struct wire_pair *pair,
+				    uint64_t now_ns, void *pkt, uint32_t len,
 				    uint64_t *release_ns);
 
 /* Uniform 64-bit pseudo-random numbers (xorshift64*), seeded by splitmix64. */

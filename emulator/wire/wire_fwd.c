@@ -84,9 +84,11 @@ int wire_fwd_init(struct wire_fwd *f, struct wire_state *st,
 	wire_mac_init(f->mac);
 	for (i = 0; i < st->nports; i++) {
 		rc = wire_egress_init(&f->eg[i], st->ports[i].capacity,
-				      seed + i, jitter_reorder);
+				      st->nports, seed + i, jitter_reorder);
 		if (rc)
 			goto err;
+		f->eg[i].pair_pkts = st->ports[i].pair_pkts;
+		f->eg[i].pair_latency_ns = st->ports[i].pair_latency_ns;
 	}
 	return 0;
 err:
@@ -127,20 +129,25 @@ static void wire_fwd_depth(struct wire_fwd *f, unsigned int e)
 		wire_stat_set(&s->queue_max, n);
 }
 
-/* Shape m for egress e; one reference of m is consumed either way. */
-static void wire_fwd_enqueue(struct wire_fwd *f, unsigned int e,
-			     struct rte_mbuf *m, uint64_t now)
+/*
+ * Shape m, which arrived on port p, for egress e; one reference of m is
+ * consumed either way.
+ */
+static void wire_fwd_enqueue(struct wire_fwd *f, unsigned int p,
+			     unsigned int e, struct rte_mbuf *m, uint64_t now)
 {
 	struct wire_stats *s = &f->st->ports[e].stats;
 	const struct wire_shape *sh = wire_state_shape(&f->st->ports[e]);
 	const struct wire_dist *d = wire_state_dist(f->st);
+	const struct wire_pair *pair =
+		wire_pairs_get(wire_state_pairs(f->st), p, e);
 	uint64_t gen = d ? d->gen : 0;
 
 	if (gen != f->eg[e].dist_gen) {	/* a new distribution: its stream */
 		wire_egress_set_dist(&f->eg[e], d ? &d->dist : NULL, e, s);
 		f->eg[e].dist_gen = gen;
 	}
-	switch (wire_egress_admit(&f->eg[e], sh, now, m,
+	switch (wire_egress_admit(&f->eg[e], sh, p, pair, now, m,
 				  rte_pktmbuf_pkt_len(m), NULL)) {
 	case WIRE_ADMIT:
 		wire_fwd_depth(f, e);
@@ -165,7 +172,7 @@ static void wire_fwd_rx(struct wire_fwd *f, unsigned int p,
 	wire_stat_add(&f->st->ports[p].stats.rx_pkts, 1);
 	wire_stat_add(&f->st->ports[p].stats.rx_bytes, rte_pktmbuf_pkt_len(m));
 	if (f->st->mode == WIRE_MODE_PAIR) {
-		wire_fwd_enqueue(f, p ^ 1, m, now);
+		wire_fwd_enqueue(f, p, p ^ 1, m, now);
 		return;
 	}
 	if (rte_pktmbuf_data_len(m) < sizeof(*eth)) {
@@ -181,14 +188,14 @@ static void wire_fwd_rx(struct wire_fwd *f, unsigned int p,
 		return;
 	}
 	if (dst >= 0) {
-		wire_fwd_enqueue(f, (unsigned int)dst, m, now);
+		wire_fwd_enqueue(f, p, (unsigned int)dst, m, now);
 		return;
 	}
 	/* Flood: the frame is never written, so every egress shares it. */
 	rte_mbuf_refcnt_update(m, (int16_t)(n - 2));
 	for (q = 0; q < n; q++)
 		if (q != p)
-			wire_fwd_enqueue(f, q, m, now);
+			wire_fwd_enqueue(f, p, q, m, now);
 }
 
 /*

@@ -41,6 +41,7 @@ int wire_state_init(struct wire_state *st, enum wire_mode mode,
 	atomic_init(&st->epoch, 0);
 	atomic_init(&st->lcore_active, 0);
 	atomic_init(&st->dist, NULL);
+	atomic_init(&st->pairs, NULL);
 	st->ports = calloc(nports ? nports : 1, sizeof(*st->ports));
 	if (!st->ports)
 		return -ENOMEM;
@@ -53,6 +54,13 @@ int wire_state_init(struct wire_state *st, enum wire_mode mode,
 		snprintf(st->ports[i].name, sizeof(st->ports[i].name),
 			 "port%u", i);
 		st->ports[i].capacity = capacity;
+		st->ports[i].pair_pkts = calloc(2 * (size_t)nports,
+						sizeof(uint64_t));
+		if (!st->ports[i].pair_pkts) {
+			free(b);
+			goto err;
+		}
+		st->ports[i].pair_latency_ns = st->ports[i].pair_pkts + nports;
 		atomic_init(&st->ports[i].shape, b);
 	}
 	return 0;
@@ -64,11 +72,14 @@ err:
 void wire_state_fini(struct wire_state *st)
 {
 	struct wire_dist *d;
+	struct wire_pairs *pp;
 	struct wire_shape_box *b;
 	unsigned int i;
 
-	for (i = 0; st->ports && i < st->nports; i++)
+	for (i = 0; st->ports && i < st->nports; i++) {
 		free(atomic_load(&st->ports[i].shape));
+		free(st->ports[i].pair_pkts);
+	}
 	while ((b = st->retired)) {
 		st->retired = b->next_retired;
 		free(b);
@@ -77,6 +88,11 @@ void wire_state_fini(struct wire_state *st)
 	while ((d = st->retired_dist)) {
 		st->retired_dist = d->next_retired;
 		wire_dist_free(d);
+	}
+	wire_pairs_free(atomic_load(&st->pairs));
+	while ((pp = st->retired_pairs)) {
+		st->retired_pairs = pp->next_retired;
+		wire_pairs_free(pp);
 	}
 	free(st->ports);
 	memset(st, 0, sizeof(*st));
@@ -150,4 +166,24 @@ void wire_state_publish_dist(struct wire_state *st, struct wire_dist *d)
 		return;
 	}
 	wire_dist_free(old);
+}
+
+const struct wire_pairs *wire_state_pairs(struct wire_state *st)
+{
+	return atomic_load_explicit(&st->pairs, memory_order_seq_cst);
+}
+
+void wire_state_publish_pairs(struct wire_state *st, struct wire_pairs *p)
+{
+	struct wire_pairs *old;
+
+	old = atomic_exchange(&st->pairs, p);
+	if (!old)
+		return;
+	if (wire_state_grace(st)) {
+		old->next_retired = st->retired_pairs;
+		st->retired_pairs = old;
+		return;
+	}
+	wire_pairs_free(old);
 }

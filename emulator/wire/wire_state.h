@@ -27,6 +27,7 @@
 #include <stdint.h>
 
 #include "wire_dist.h"
+#include "wire_pairs.h"
 #include "wire_shape.h"
 #include "wire_stats.h"
 
@@ -42,6 +43,10 @@ struct wire_port {
 	uint32_t capacity;	/* delay line size: largest queue_pkts */
 	_Atomic(struct wire_shape_box *) shape;
 	struct wire_stats stats;
+	/* [nports]: per source port, the packets admitted here while pairs
+	 * were set and the pairs' latency they got (single writer: the lcore) */
+	uint64_t *pair_pkts;
+	uint64_t *pair_latency_ns;
 };
 
 struct wire_state {
@@ -56,6 +61,10 @@ struct wire_state {
 	_Atomic(struct wire_dist *) dist;
 	struct wire_dist *retired_dist;
 	uint64_t dist_gen;		/* the last box's generation */
+	/* a network's per-pair delays (wire_pairs.h), handed over as the
+	 * distribution is; NULL: none */
+	_Atomic(struct wire_pairs *) pairs;
+	struct wire_pairs *retired_pairs;
 };
 
 const char *wire_mode_name(enum wire_mode mode);
@@ -83,6 +92,14 @@ const struct wire_dist *wire_state_dist(struct wire_state *st);
  * state owns from now on; the old one is freed after the grace period.
  */
 void wire_state_publish_dist(struct wire_state *st, struct wire_dist *d);
+
+/* Lcore side: the per-pair delays for this iteration (NULL: none). */
+const struct wire_pairs *wire_state_pairs(struct wire_state *st);
+/*
+ * Control side: p (NULL: none) replaces the per-pair delays, which the
+ * state owns from now on; the old box is freed after the grace period.
+ */
+void wire_state_publish_pairs(struct wire_state *st, struct wire_pairs *p);
 
 /* Control side: copy of port's current knobs. */
 void wire_state_get(struct wire_port *p, struct wire_shape *out);

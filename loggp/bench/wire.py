@@ -8,7 +8,10 @@
     rate the wire carried (goodput · (MSS + 66) / MSS, loggp/net/netmeasure.py) must
     be within 5 % of the limit.
 (c) the wire's queue drops in those runs (expected 0 where the queue limit allows).
-(d) the unshaped rate of loggp-wire against dpdk-testpmd io-forwarding the same vdevs.
+(d) the same limits set by the kernel's own token bucket instead (tc tbf on h0's eth0,
+    the wire unshaped), in the same run: rate error, the spread of the per-second rates
+    (burst behaviour), retransmits and the host's busy CPU beside the wire's.
+(e) the unshaped rate of loggp-wire against dpdk-testpmd io-forwarding the same vdevs.
 
 Writes a JSON document and replaces its own section of docs/benchmarks.md.  Run it as
 root on an otherwise idle machine (the load average is recorded); about 2 minutes.
@@ -41,6 +44,9 @@ SECTION_END = "<!-- wire:end -->"
 LATENCIES_US = [0, 50, 100, 500, 1000, 5000]
 LIMITS_MBIT = [10, 100, 500]
 TESTPMD_READY_S = 30.0
+# tbf beside the wire: the wire's default burst (65536 B) and queue bytes (16 MiB).
+TBF_BURST_B = 65536
+TBF_LIMIT_B = 16 * 1024 * 1024
 
 
 def ping_cases(st: testbed.State, count: int, interval: float) -> list[dict[str, Any]]:
@@ -72,26 +78,76 @@ def _queue_drops(ctl: Path) -> int:
     return sum(int(p["drops"]["queue"]) for p in ports)
 
 
-def iperf_case(st: testbed.State, limit: int | None, seconds: float) -> dict[str, Any]:
-    ctl = Path(st.control)
-    shape = {"bandwidth": f"{limit}Mbit/s"} if limit else {"bulk_gap": "0ns/B"}
-    wire_request(ctl, {"cmd": "set", **shape})
-    drops0 = _queue_drops(ctl)
+def _cpu_busy() -> tuple[int, int]:
+    """(busy, total) jiffies of the whole host, from /proc/stat's first line."""
+    fields = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    idle = fields[3] + fields[4]  # idle, iowait
+    return sum(fields) - idle, sum(fields)
+
+
+def _iperf(st: testbed.State, seconds: float) -> tuple[dict[str, Any], float]:
+    """iperf3 h0 -> h1, and the host's busy cores over it (of os.cpu_count())."""
+    busy0, total0 = _cpu_busy()
     doc = netmeasure.iperf3(
         testbed.host_ns(st.prefix, 1), testbed.host_addr(1), testbed.host_ns(st.prefix, 0), seconds
     )
+    busy1, total1 = _cpu_busy()
+    cores = (busy1 - busy0) / max(1, total1 - total0) * (os.cpu_count() or 1)
+    return doc, cores
+
+
+def _interval_mbit(doc: dict[str, Any]) -> list[float]:
+    """The frame rate of each of the run's one-second intervals, the first (slow start)
+    left out."""
+    m = netmeasure.mss(doc)
+    rates = [float(i["sum"]["bits_per_second"]) for i in doc.get("intervals", [])[1:]]
+    return [r * (m + netmeasure.FRAME_OVERHEAD) / m / 1e6 for r in rates]
+
+
+def iperf_case(
+    st: testbed.State, limit: int | None, seconds: float, shaper: str = "loggp-wire"
+) -> dict[str, Any]:
+    """One limit set by the wire, or (shaper tbf) by tc tbf on h0's eth0 with the same
+    burst and queue bytes as the wire's defaults, the wire unshaped."""
+    ctl = Path(st.control)
+    wire_limit = limit if shaper == "loggp-wire" else None
+    shape = {"bandwidth": f"{wire_limit}Mbit/s"} if wire_limit else {"bulk_gap": "0ns/B"}
+    wire_request(ctl, {"cmd": "set", **shape})
+    drops0 = _queue_drops(ctl)
+    if shaper == "tbf":
+        _tbf(st, f"replace dev eth0 root tbf rate {limit}mbit burst {TBF_BURST_B} "
+             f"limit {TBF_LIMIT_B}")  # fmt: skip
+    try:
+        doc, cores = _iperf(st, seconds)
+    finally:
+        if shaper == "tbf":
+            _tbf(st, "del dev eth0 root")
     wire_mbit = netmeasure.wire_bps(doc) / 1e6
+    per_s = _interval_mbit(doc)
     case = {
-        "limit_mbit": limit, "seconds": seconds, "mss": netmeasure.mss(doc),
+        "shaper": shaper, "limit_mbit": limit, "seconds": seconds, "mss": netmeasure.mss(doc),
         "goodput_mbit": netmeasure.goodput_bps(doc) / 1e6, "wire_mbit": wire_mbit,
         "retransmits": doc["end"].get("sum_sent", {}).get("retransmits"),
-        "queue_drops": _queue_drops(ctl) - drops0,
+        "queue_drops": _queue_drops(ctl) - drops0, "busy_cores": cores,
+        "per_second_min_mbit": min(per_s, default=None),
+        "per_second_max_mbit": max(per_s, default=None),
     }  # fmt: skip
     if limit:
         case["error_pct"] = 100.0 * (wire_mbit - limit) / limit
         case["pass"] = abs(wire_mbit - limit) <= 0.05 * limit
-    print(f"{TOOL}: limit {limit or 'none'} Mbit/s: wire {wire_mbit:.1f} Mbit/s", file=sys.stderr)
+    print(f"{TOOL}: {shaper} limit {limit or 'none'} Mbit/s: {wire_mbit:.1f} Mbit/s",
+          file=sys.stderr)  # fmt: skip
     return case
+
+
+def _tbf(st: testbed.State, args: str) -> None:
+    argv = [netns.tool("tc", "iproute2"), "qdisc", *args.split()]
+    res = subprocess.run(
+        netmeasure.ns_argv(testbed.host_ns(st.prefix, 0), argv),
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    if res.returncode != 0:
+        raise LoggpError(f"tc qdisc {args}: {res.stderr.strip()} (the kernel's tbf qdisc)")
 
 
 def testpmd_rate(st: testbed.State, seconds: float) -> dict[str, Any]:
@@ -189,6 +245,30 @@ def markdown(doc: dict[str, Any]) -> str:
             f"{err} | {fmt(c['retransmits'])} | {c['queue_drops']} | "
             f"{fmt(c.get('pass')) if c['limit_mbit'] else 'info'} |"
         )
+    if doc.get("tbf"):
+        lines += [
+            "",
+            "The same limits beside the kernel's own token bucket, in the same run: `tc qdisc "
+            f"replace dev eth0 root tbf rate R burst {TBF_BURST_B} limit {TBF_LIMIT_B}` on "
+            "h0 (the wire's default burst and queue bytes), the wire unshaped. tbf counts the "
+            "same frame bytes (header and payload). Per second: the least and most of the "
+            "run's one-second frame rates after the first (slow start). Busy cores: the "
+            "host's non-idle CPU over the run, iperf3 included; the wire polls a core of its "
+            "own with `--idle-sleep 0ns` (the forwarding lcore), shaped or not.",
+            "",
+            "| limit (Mbit/s) | shaper | wire rate (Mbit/s) | error | per second (Mbit/s) "
+            "| TCP retransmits | busy cores |",
+            "|---|---|---|---|---|---|---|",
+        ]
+        wire = {c["limit_mbit"]: c for c in doc["iperf3"] if c["limit_mbit"]}
+        for t in doc["tbf"]:
+            for c in (wire[t["limit_mbit"]], t):
+                lines.append(
+                    f"| {c['limit_mbit']} | {c.get('shaper', 'loggp-wire')} | "
+                    f"{fmt(c['wire_mbit'])} | {c['error_pct']:+.1f} % | "
+                    f"{fmt(c.get('per_second_min_mbit'))}–{fmt(c.get('per_second_max_mbit'))} | "
+                    f"{fmt(c['retransmits'])} | {fmt(c.get('busy_cores'), 2)} |"
+                )
     t = doc.get("testpmd")
     if t:
         lines += [
@@ -235,6 +315,7 @@ def main(argv: list[str]) -> int:
         try:
             doc["ping"] = ping_cases(st, a.pings, 0.01)
             doc["iperf3"] = [iperf_case(st, lim, a.iperf_seconds) for lim in [None, *LIMITS_MBIT]]
+            doc["tbf"] = [iperf_case(st, lim, a.iperf_seconds, "tbf") for lim in LIMITS_MBIT]
             if not a.no_testpmd:
                 t = testpmd_rate(st, a.iperf_seconds)
                 t["loggp_wire_mbit"] = doc["iperf3"][0]["wire_mbit"]
@@ -249,5 +330,6 @@ def main(argv: list[str]) -> int:
         print(f"{TOOL}: {e}", file=sys.stderr)
         return 1
     verdicts = [c["pass"] for c in doc["ping"]] + [c["pass"] for c in doc["iperf3"] if "pass" in c]
+    # tbf is the reference beside the wire, not judged
     print(f"{TOOL}: {sum(verdicts)}/{len(verdicts)} checks passed; {a.out}, {a.markdown}")
     return 0

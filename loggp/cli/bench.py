@@ -27,6 +27,7 @@ BENCHES = (
     "pfs",
     "prefetch",
     "sim-speed",
+    "topo",
     "validation",
     "wire",
 )

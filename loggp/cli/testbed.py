@@ -236,6 +236,11 @@ def _status_tables(doc: dict[str, Any], console: Console) -> None:
     if wire.get("latency_dist") not in (None, "constant"):
         corr = f", correlation {wire['latency_corr']}" if wire.get("latency_corr") else ""
         console.print(f"delays drawn from {wire['latency_dist']}{corr}, seed {wire['seed']}")
+    if wire.get("pairs"):
+        console.print(
+            f"a network's delays between {wire['pairs']} pairs of ports (a run's "
+            "network: docs/experiments.md)"
+        )
     t = Table(title="hosts", title_justify="left")
     for c in ("host", "namespace", "address", "wire port", "present"):
         t.add_column(c)

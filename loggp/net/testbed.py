@@ -561,7 +561,7 @@ def status(prefix: str) -> dict[str, Any]:
             with WireControl(Path(state.control)) as ctl:
                 got = ctl.request({"cmd": "get"})
                 doc["wire"]["mode"] = got.get("mode")
-                for key in ("latency_dist", "latency_corr", "seed"):
+                for key in ("latency_dist", "latency_corr", "seed", "pairs"):
                     doc["wire"][key] = got.get(key)
                 doc["ports"] = got["ports"]
                 doc["stats"] = ctl.request({"cmd": "stats"})["ports"]

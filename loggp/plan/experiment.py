@@ -397,10 +397,15 @@ class Experiment(_Model):
         net = self.network
         if net is None:
             return
-        if self.emulator.shim not in ("fabric", "smpi"):
+        if self.emulator.shim not in ("fabric", "wire", "smpi"):
             raise ValueError(
-                f"network: applied by the fabric shim and simulated by SMPI only: expected "
-                f"emulator.shim fabric or smpi, not {self.emulator.shim}"
+                f"network: applied by the fabric shim or the wire and simulated by SMPI: "
+                f"expected emulator.shim fabric, wire or smpi, not {self.emulator.shim}"
+            )
+        if self.emulator.shim == "wire" and self.launcher.kind != "netns":
+            raise ValueError(
+                "network: beneath shim wire node i is the namespace testbed's host i, the "
+                f"wire's port i: expected launcher kind netns, not {self.launcher.kind}"
             )
         if self.emulator.shim == "smpi":
             if net.links is not None:

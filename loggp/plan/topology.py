@@ -24,8 +24,8 @@ A pair's path is then the route of least added latency (ties: the fewest links, 
 lowest node numbers), and its delays the same sum and largest values over the route's
 links.
 This module is the one derivation (docs/experiments.md, "network"); the runner writes its
-result for the fabric shim as a pair table (write_pair_table, LOGGP_TOPOLOGY,
-docs/design.md "Topology").
+result for the fabric shim as a pair table of ranks (write_pair_table, LOGGP_TOPOLOGY,
+docs/design.md "Topology") and hands the wire one of nodes, its ports (node_table).
 """
 
 from __future__ import annotations
@@ -287,7 +287,16 @@ def pair_table(net: Network, ranks: int) -> list[list[Pair]]:
     """table[src][dst]: the delays from rank src to rank dst, ranks processes placed.  A
     pair's delays are the same both ways (over links: the route from the lower node)."""
     net.check_ranks(ranks)
-    nodes = [net.node_of(r, ranks) for r in range(ranks)]
+    return _table(net, [net.node_of(r, ranks) for r in range(ranks)])
+
+
+def node_table(net: Network) -> list[list[Pair]]:
+    """table[a][b]: the delays from node a to node b (the wire's pairs of ports)."""
+    return _table(net, list(range(net.nodes)))
+
+
+def _table(net: Network, nodes: list[int]) -> list[list[Pair]]:
+    """The delays between each two of nodes (with repeats: the nodes of ranks)."""
     paths: dict[tuple[int, int], Pair] = {}
     searched: dict[int, dict[int, Pair]] = {}  # over links: the routes from a node
     adjacent = graph(net)
@@ -306,16 +315,21 @@ def pair_table(net: Network, ranks: int) -> list[list[Pair]]:
     return [[between(a, b) for b in nodes] for a in nodes]
 
 
-def write_pair_table(file: Path, table: list[list[Pair]]) -> Path:
-    """Writes the table for LOGGP_TOPOLOGY (only pairs that add something) and an empty
-    directory beside it where the shims publish their addresses; returns the table's path.
-    The format is the shim's (emulator/fabric/lgp_topo.h)."""
+def table_text(table: list[list[Pair]]) -> str:
+    """The pair table's text: only pairs that add something (emulator/core/include/lgp/
+    pairs.h, the shims' one parser)."""
     lines = [TABLE_HEADER, f"ranks {len(table)}"]
     for s, row in enumerate(table):
         for d, p in enumerate(row):
             if s != d and (p.latency_ns or p.gap_ns or p.bulk_gap_fs):
                 lines.append(f"{s} {d} {p.latency_ns} {p.gap_ns} {p.bulk_gap_fs}")
-    file.write_text("\n".join(lines) + "\n")
+    return "\n".join(lines) + "\n"
+
+
+def write_pair_table(file: Path, table: list[list[Pair]]) -> Path:
+    """Writes the table for LOGGP_TOPOLOGY and an empty directory beside it where the
+    shims publish their addresses; returns the table's path."""
+    file.write_text(table_text(table))
     names = Path(str(file) + NAMES_SUFFIX)
     names.mkdir(exist_ok=True)
     for old in names.iterdir():

@@ -164,17 +164,45 @@ def netns_agent(prefix: str, hosts: int, out: Path) -> Path:
     return out
 
 
-def _netns_argv(exp: Experiment, ranks: int, env: dict[str, str], point_dir: Path) -> list[str]:
+def check_nodes(net: Network, hosts: int) -> None:
+    """LaunchError if the network has more nodes than the testbed hosts: beneath shim
+    wire node i is host i, the wire's port i."""
+    if net.nodes > hosts:
+        raise LaunchError(
+            f"network: {net.nodes} nodes on a testbed of {hosts} hosts: beneath shim wire "
+            f"node i is host i, so expected at most {hosts} nodes (loggp testbed up "
+            f"{net.nodes})"
+        )
+
+
+def netns_rankfile(net: Network, ranks: int, hosts: int, out: Path) -> Path:
+    """An Open MPI rankfile: rank r on the testbed's host i for the network's node i
+    (check_nodes), bound to the CPUs the workload may use (a rankfile binds every rank to
+    its slot; without one, to CPU 0: the wire's)."""
+    check_nodes(net, hosts)
+    cpus = workload_cpus() or f"0-{max(1, len(os.sched_getaffinity(0))) - 1}"
+    out.write_text(
+        "".join(f"rank {r}={host_addr(net.node_of(r, ranks))} slot={cpus}\n" for r in range(ranks))
+    )
+    return out
+
+
+def _netns_argv(exp: Experiment, ranks: int, point_dir: Path, network: Network | None) -> list[str]:
     """mpirun runs inside host 0 (its daemons connect back to it over the wire); every
     TCP path of Open MPI and libfabric is kept on eth0, the testbed's interface.  The
-    ranks keep off the wire's CPU (pinned)."""
+    ranks keep off the wire's CPU (pinned).  On a network each rank runs on its node's
+    host (a rankfile); otherwise the ranks go round the hosts."""
     prefix = exp.launcher.netns_prefix
     state = _testbed(prefix)
     hostfile = netns_hostfile(prefix, state.hosts, exp.launcher.slots, point_dir / "hostfile")
+    mapping = ["--map-by", "node"]
+    if network is not None:
+        rankfile = netns_rankfile(network, ranks, state.hosts, point_dir / "rankfile")
+        mapping = ["--rankfile", str(rankfile)]
     agent = netns_agent(prefix, state.hosts, point_dir / "rsh-agent")
     return [
         *pinned(), tool("ip", "iproute2"), "netns", "exec", host_ns(prefix, 0), _mpirun(),
-        "--hostfile", str(hostfile), "--map-by", "node",
+        "--hostfile", str(hostfile), *mapping,
         "--mca", "plm_rsh_agent", str(agent), "--mca", "plm_rsh_no_tree_spawn", "1",
         "--mca", "oob_tcp_if_include", "eth0", "--mca", "btl_tcp_if_include", "eth0",
         # More ranks than CPUs left to them: busy-polling ranks would take turns by
@@ -204,10 +232,12 @@ def _testbed(prefix: str) -> State:
         ) from None
 
 
-def _mpi_argv(exp: Experiment, w: Workload, env: dict[str, str], point_dir: Path) -> list[str]:
+def _mpi_argv(
+    exp: Experiment, w: Workload, env: dict[str, str], point_dir: Path, net: Network | None
+) -> list[str]:
     launcher = exp.launcher
     if launcher.kind == "netns":
-        argv = [*_netns_argv(exp, w.ranks, env, point_dir), "-n", str(w.ranks)]
+        argv = [*_netns_argv(exp, w.ranks, point_dir, net), "-n", str(w.ranks)]
     else:
         argv = [_mpirun(), "-n", str(w.ranks)]
     # Pinned ranks are not moved between cores in the middle of a delay; more ranks than
@@ -297,7 +327,9 @@ def _check_supported(exp: Experiment) -> None:
                 "(shm is memory on one host): use an IP provider such as tcp;ofi_rxm "
                 "under launcher netns"
             )
-        _testbed(exp.launcher.netns_prefix)
+        hosts = _testbed(exp.launcher.netns_prefix).hosts
+        if exp.emulator.shim == "wire" and exp.network is not None:
+            check_nodes(exp.network, hosts)
 
 
 LOOPBACK_IFACE = "lo"
@@ -373,11 +405,11 @@ def point_launch(
         net = network if network is not None else exp.network
         return Launch(smpi_argv(w, knobs, stack, point_dir, args, net), env)
     program = find_program(w.program, exp_dir)
+    net = network if network is not None else exp.network
     if exp.emulator.shim == "fabric":
         env = process_env(
             knobs, stats_file=point_dir / "stats.jsonl", settings=exp.dist_env(exp_dir)
         )
-        net = network if network is not None else exp.network
         if net is not None:
             # Every point runs on the network; its knobs add to it (docs/experiments.md).
             table = pair_table(net, w.ranks if w.kind == "mpi" else 1)
@@ -402,4 +434,6 @@ def point_launch(
             ip = tool("ip", "iproute2")
             return Launch([*pinned(), ip, "netns", "exec", ns0, str(program), *args], env)
         return Launch([str(program), *args], env)
-    return Launch([*_mpi_argv(exp, w, env, point_dir), str(program), *args], env)
+    # Beneath the wire the ranks of node i run on host i; the fabric shim keys by rank.
+    placed = net if exp.emulator.shim == "wire" else None
+    return Launch([*_mpi_argv(exp, w, env, point_dir, placed), str(program), *args], env)

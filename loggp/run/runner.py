@@ -298,7 +298,7 @@ def run_point(exp: Experiment, p: Point, run_dir: Path, opts: RunOptions) -> Poi
     wire_before: list[dict[str, Any]] = []
     if opts.wire is not None:
         try:
-            wire_ports, wire_before = opts.wire.apply(p.knobs)
+            wire_ports, wire_before = opts.wire.apply(p.knobs, p.network)
         except LoggpError as e:
             return _not_run(exp, p, point_dir, f"cannot set the point's knobs on the wire: {e}")
     remove_stale_regions()  # a killed point's shm files would collide with reused pids

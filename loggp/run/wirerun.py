@@ -12,6 +12,11 @@ distributions") is the experiment file's (emulator.latency_dist, latency_corr, s
 constant): the runner sets it with the control socket's `dist` request before the first
 point, and puts back the wire's own after the run, as it does the knobs.  Each port's
 drawn delays over a point (delay_hist) are stored with the point like its other counters.
+
+A point on a network (docs/experiments.md, "Network") gives the wire its delays between
+nodes, node i on port i, with the `pairs` request; what they added to each port's packets
+(pair_pkts, pair_latency_ns) is stored with the other counters.  The run takes the pairs
+away after its last point.
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ from loggp.net.wirectl import (
 )
 from loggp.plan.dist import CORR_ENV, DIST_ENV, SEED_ENV
 from loggp.plan.knobs import KnobSet
+from loggp.plan.topology import Network, node_table, table_text
 from loggp.results.lateness import LATE_BUCKETS, LATE_HIST_KEY
 from loggp.run.inventory import InventoryError, read_inventory
 
@@ -43,6 +49,8 @@ _COUNTERS = (
     "late_over_10us",
     "early_releases",
 )
+# Per source port, while the wire has a network's pairs (emulator/wire/README.md).
+_PAIR_COUNTERS = ("pair_pkts", "pair_latency_ns")
 
 
 def _delta(after: dict[str, Any], before: dict[str, Any]) -> dict[str, Any]:
@@ -53,6 +61,10 @@ def _delta(after: dict[str, Any], before: dict[str, Any]) -> dict[str, Any]:
     hist_b = before.get(LATE_HIST_KEY, [0] * LATE_BUCKETS)
     out[LATE_HIST_KEY] = [int(a) - int(b) for a, b in zip(hist_a, hist_b, strict=True)]
     # maxima since the wire started, not over the point
+    for k in _PAIR_COUNTERS:
+        if k in after:
+            was = before.get(k) or [0] * len(after[k])
+            out[k] = [int(a) - int(b) for a, b in zip(after[k], was, strict=True)]
     out["queue_depth_max"] = after.get("queue_depth_max")
     out["late_max_ns"] = after.get("late_max_ns")
     out.update(_delay_delta(after, before))
@@ -106,6 +118,7 @@ class WireSession:
         self.dist = dist or {}  # the experiment file's distribution (Experiment.dist_env)
         self._saved: list[dict[str, Any]] | None = None
         self._saved_dist: dict[str, str] | None = None
+        self._paired = False  # the wire holds a point's network
 
     def _control(self) -> WireControl | SshWireControl:
         if self.inventory is None:
@@ -122,10 +135,17 @@ class WireSession:
             if self._saved_dist != self.dist:
                 ctl.request(dist_request(self.dist))
 
-    def apply(self, knobs: KnobSet) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-        """Sets knobs on every port; (the ports' settings now, their counters now)."""
+    def apply(
+        self, knobs: KnobSet, network: Network | None = None
+    ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """Sets knobs on every port and the network's delays between them (node i on port
+        i; none without a network); (the ports' settings now, their counters now)."""
         with self._control() as ctl:
             ports = list(ctl.request(set_request(knobs, full=True))["ports"])
+            if network is not None or self._paired:
+                table = table_text(node_table(network)) if network is not None else ""
+                ctl.request({"cmd": "pairs", "table": table})
+                self._paired = network is not None
             return ports, list(ctl.request({"cmd": "stats"})["ports"])
 
     def record(
@@ -151,6 +171,12 @@ class WireSession:
                     ctl.request(restore_request(port))
                 except LoggpError as e:
                     errors.append(str(e))
+            if self._paired:
+                try:
+                    ctl.request({"cmd": "pairs", "table": ""})
+                    self._paired = False
+                except LoggpError as e:
+                    errors.append(f"pairs: {e}")
             if self._saved_dist is not None and self._saved_dist != self.dist:
                 try:
                     ctl.request(dist_request(self._saved_dist))

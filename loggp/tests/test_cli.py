@@ -227,7 +227,7 @@ def test_demo_with_fake_tool(fake_build: Path, tmp_path: Path) -> None:
 
 BENCH_NAMES = (
     "accuracy, collio, combining, default, dist, kvs, kvserver, pfs, prefetch, sim-speed, "
-    "validation, wire"
+    "topo, validation, wire"
 )
 
 
@@ -253,7 +253,8 @@ def test_bench_without_a_known_name_is_one_line(args: list[str], line: str) -> N
 
 
 @pytest.mark.parametrize(
-    "name", ["accuracy", "collio", "dist", "kvs", "prefetch", "sim-speed", "validation", "wire"]
+    "name",
+    ["accuracy", "collio", "dist", "kvs", "prefetch", "sim-speed", "topo", "validation", "wire"],
 )
 def test_bench_hands_its_options_to_the_benchmark(name: str) -> None:
     res = loggp("bench", name, "--help")

@@ -230,3 +230,63 @@ def test_record_stores_the_change_of_the_ports_lateness(monkeypatch: pytest.Monk
     assert got["late_hist_us"] == [2, 13] + [0] * 14
     assert got["late_max_ns"] == 9000  # a maximum since the wire started, as queue_depth_max
     assert got["early_releases"] == 0
+
+
+class _PairsControl(_StatsControl):
+    """Records the requests; answers stats with ports counting pairs per source."""
+
+    def __init__(self, ports: list[dict[str, object]]) -> None:
+        super().__init__(ports)
+        self.requests: list[dict[str, object]] = []
+
+    def request(self, req: dict[str, object]) -> dict[str, object]:
+        self.requests.append(req)
+        return {"ok": True, "ports": self.ports, "pairs": 2}
+
+
+def test_a_network_reaches_the_wire_as_pairs_of_ports(monkeypatch: pytest.MonkeyPatch) -> None:
+    text = _exp("{kind: netns, prefix: ut}", "{shim: wire}") + (
+        "network:\n  nodes: 2\n  levels:\n    - {name: node, latency: 7us}\n"
+    )
+    exp = parse_experiment(text, "w.yaml")
+    ctl = _PairsControl([{"port": 0, "pair_pkts": [0, 9], "pair_latency_ns": [0, 63000]}])
+    session = WireSession("ut")
+    monkeypatch.setattr(session, "_control", lambda: ctl)
+    session.apply(KnobSet.parse({}), exp.network)
+    (pairs,) = [r for r in ctl.requests if r["cmd"] == "pairs"]
+    lines = str(pairs["table"]).splitlines()
+    assert lines[1:] == ["ranks 2", "0 1 7000 0 0", "1 0 7000 0 0"]
+    before = [{"port": 0, "pair_pkts": [0, 4], "pair_latency_ns": [0, 28000]}]
+    (got,) = session.record([{"port": 0}], before)
+    assert got["pair_pkts"] == [0, 5] and got["pair_latency_ns"] == [0, 35000]
+    ctl.requests.clear()
+    session.apply(KnobSet.parse({}), None)  # a point without the network takes them away
+    assert {"cmd": "pairs", "table": ""} in ctl.requests
+    ctl.requests.clear()
+    session.apply(KnobSet.parse({}), None)  # and then leaves the wire alone
+    assert [r["cmd"] for r in ctl.requests] == ["set", "stats"]
+
+
+def test_a_network_places_each_rank_on_its_nodes_host(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LOGGP_RUN_DIR", str(tmp_path / "run"))
+    st = State(prefix="ut", hosts=3, ready=True)
+    st.wire = Identity.of(os.getpid())
+    st.save()
+    net = "network:\n  nodes: 3\n  placement: [2, 0]\n  levels:\n    - {name: node}\n"
+    exp = parse_experiment(_exp("{kind: netns, prefix: ut}", "{shim: wire}") + net, "w.yaml")
+    point = tmp_path / "p"
+    point.mkdir()
+    argv = point_launch(exp, exp.workloads[0], KnobSet.parse({}), point, None).argv
+    assert argv[argv.index("--rankfile") + 1] == str(point / "rankfile")
+    assert "--map-by" not in argv
+    ranks = [line.split()[1] for line in (point / "rankfile").read_text().splitlines()]
+    assert ranks == ["0=10.231.0.3", "1=10.231.0.1"]
+    big = parse_experiment(
+        _exp("{kind: netns, prefix: ut}", "{shim: wire}") + net.replace("nodes: 3", "nodes: 4"),
+        "w.yaml",
+    )
+    with pytest.raises(LaunchError, match=r"network: 4 nodes on a testbed of 3 hosts: .*"
+                       r"expected at most 3 nodes \(loggp testbed up 4\)"):  # fmt: skip
+        point_launch(big, big.workloads[0], KnobSet.parse({}), point, None)

@@ -9,7 +9,16 @@ from rich.console import Console
 
 from loggp.cli.show import settings_table
 from loggp.plan.experiment import ExperimentError, parse_experiment
-from loggp.plan.topology import NAMES_SUFFIX, Network, Pair, pair_table, path, write_pair_table
+from loggp.plan.topology import (
+    NAMES_SUFFIX,
+    Network,
+    Pair,
+    node_table,
+    pair_table,
+    path,
+    table_text,
+    write_pair_table,
+)
 
 pytestmark = pytest.mark.unit
 
@@ -192,10 +201,16 @@ def test_refusals_are_one_line(text: str, msg: str) -> None:
     assert "\n" not in str(e.value)
 
 
-def test_network_needs_the_fabric_shim_or_smpi() -> None:
-    text = "emulator: {shim: wire}\n" + TWO_RACKS.replace("PLACE", "block")
-    with pytest.raises(ExperimentError, match="expected emulator.shim fabric or smpi, not wire"):
-        network(text)
+def test_network_needs_the_fabric_shim_the_wire_on_a_testbed_or_smpi() -> None:
+    racks = TWO_RACKS.replace("PLACE", "block")
+    with pytest.raises(
+        ExperimentError, match="expected emulator.shim fabric, wire or smpi, not none"
+    ):
+        network("emulator: {shim: none}\n" + racks)
+    with pytest.raises(ExperimentError, match="node i is the namespace testbed's host i, the "
+                       "wire's port i: expected launcher kind netns, not mpirun"):  # fmt: skip
+        network("emulator: {shim: wire}\n" + racks)
+    assert network("launcher: {kind: netns}\nemulator: {shim: wire}\n" + racks) is not None
     smpi = "emulator: {shim: smpi}\n"
     assert network(smpi + TWO_RACKS.replace("PLACE", "block")) is not None
     with pytest.raises(ExperimentError, match="SMPI simulates a network given by levels"):
@@ -214,3 +229,10 @@ def test_show_names_the_network_beside_the_sweep() -> None:
     console.print(settings_table(parse_experiment(text, "f.yaml"), "f.yaml"))
     (row,) = [line for line in console.export_text().splitlines() if "network" in line]
     assert '"nodes":4' in row and '"placement":"round-robin"' in row and '"name":"rack"' in row
+
+
+def test_node_table_gives_the_wire_pairs_of_nodes_whatever_the_placement() -> None:
+    net = network(TWO_RACKS.replace("PLACE", "[3, 3, 3, 3]"))
+    assert lat(node_table(net)) == [[0, 0, 50, 50]] * 2 + [[50, 50, 0, 0]] * 2
+    lines = table_text(node_table(net)).splitlines()
+    assert lines[1] == "ranks 4" and len(lines) == 2 + 8

@@ -77,7 +77,7 @@ static void test_requests(void)
 
 	CHECK_HAS(req(&st, "{\"cmd\":\"get\"}"),
 		  "{\"ok\":true,\"mode\":\"switch\",\"latency_dist\":\"constant\","
-		  "\"latency_corr\":null,\"seed\":1,\"ports\":[{\"port\":0,"
+		  "\"latency_corr\":null,\"seed\":1,\"pairs\":0,\"ports\":[{\"port\":0,"
 		  "\"name\":\"net_af_packet0\",\"latency_ns\":0,");
 	CHECK_HAS(wire_buf_str(&out), "\"loss\":0.0}");
 	CHECK_HAS(wire_buf_str(&out), "{\"port\":1,\"name\":\"port1\"");
@@ -90,7 +90,7 @@ static void test_requests(void)
 	CHECK_EQ_U64(wire_state_dist(&st)->gen, 1);
 	CHECK_HAS(req(&st, "{\"cmd\":\"get\"}"),
 		  "\"latency_dist\":\"normal:20us\",\"latency_corr\":\"0.25\","
-		  "\"seed\":7,\"ports\":[");
+		  "\"seed\":7,\"pairs\":0,\"ports\":[");
 	for (i = 0; i < sizeof(bad_dist) / sizeof(bad_dist[0]); i++)
 		CHECK_HAS(req(&st, bad_dist[i][0]), bad_dist[i][1]);
 	CHECK_STR(wire_state_dist(&st)->spec, "normal:20us");	/* unchanged */
@@ -147,7 +147,7 @@ static void test_requests(void)
 	CHECK_HAS(req(&st, "{\"cmd\":\"set\",\"loss\":2}"),
 		  "bad value '2' for loss");
 	CHECK_HAS(req(&st, "{\"cmd\":\"reboot\"}"),
-		  "unknown cmd 'reboot': expected set, get, dist or stats");
+		  "unknown cmd 'reboot': expected set, get, dist, pairs or stats");
 	CHECK_HAS(req(&st, "{\"port\":1}"), "missing \\\"cmd\\\"");
 	CHECK_HAS(req(&st, "{\"cmd\":\"get\",\"port\":1}"),
 		  "unknown key 'port' for get");
@@ -562,10 +562,51 @@ static void test_server(void)
 	wire_state_fini(&st);
 }
 
+/* The network's pairs: set, reported, refused whole, taken away. */
+static void test_pairs(void)
+{
+	struct wire_shape def;
+	struct wire_state st;
+	const struct wire_pair *w;
+
+	wire_shape_default(&def);
+	CHECK_EQ_INT(wire_state_init(&st, WIRE_MODE_SWITCH, 3, &def, 16), 0);
+	CHECK_HAS(req(&st, "{\"cmd\":\"get\"}"), "\"pairs\":0,");
+	CHECK_HAS(req(&st, "{\"cmd\":\"pairs\",\"table\":\"# a network\\n"
+		       "ranks 2\\n0 1 50000 0 0\\n1 0 50000 7 0\\n\"}"),
+		  "{\"ok\":true,\"pairs\":2}");
+	w = wire_pairs_get(wire_state_pairs(&st), 1, 0);
+	CHECK(w && w->latency_ns == 50000 && w->gap_ns == 7);
+	w = wire_pairs_get(wire_state_pairs(&st), 0, 2);
+	CHECK(w && !w->latency_ns && !w->gap_ns && !w->bulk_gap_fs);
+	CHECK_HAS(req(&st, "{\"cmd\":\"stats\"}"),
+		  "\"pair_pkts\":[0,0,0],\"pair_latency_ns\":[0,0,0]}");
+	/* refused: the pairs before stay */
+	CHECK_HAS(req(&st, "{\"cmd\":\"pairs\",\"table\":\"ranks 4\\n\"}"),
+		  "bad line 1 of pairs 'ranks 4': expected 'ranks N', then lines "
+		  "SRC DST LATENCY_NS GAP_NS BULK_GAP_FS (loggp/plan/topology.py "
+		  "writes it), N at most this wire's 3 ports");
+	CHECK_HAS(req(&st, "{\"cmd\":\"pairs\",\"table\":\"ranks 2\\n0 2 1 0 0\"}"),
+		  "bad line 2 of pairs '0 2 1 0 0'");
+	CHECK_HAS(req(&st, "{\"cmd\":\"pairs\",\"table\":\"0 1 1 0 0\"}"),
+		  "bad line 1 of pairs");
+	CHECK_HAS(req(&st, "{\"cmd\":\"pairs\",\"table\":5}"),
+		  "table must be a JSON string of lines");
+	CHECK_HAS(req(&st, "{\"cmd\":\"pairs\"}"), "missing table for pairs");
+	CHECK_HAS(req(&st, "{\"cmd\":\"pairs\",\"table\":\"\",\"x\":1}"),
+		  "unknown key 'x' for pairs: expected table");
+	CHECK_HAS(req(&st, "{\"cmd\":\"get\"}"), "\"pairs\":2,");
+	CHECK_HAS(req(&st, "{\"cmd\":\"pairs\",\"table\":\"\"}"),
+		  "{\"ok\":true,\"pairs\":0}");
+	CHECK(!wire_state_pairs(&st));
+	wire_state_fini(&st);
+}
+
 int main(void)
 {
 	wire_buf_init(&out);
 	test_requests();
+	test_pairs();
 	test_malformed();
 	test_grace();
 	test_server();

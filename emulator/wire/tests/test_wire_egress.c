@@ -2,9 +2,11 @@
 /*
  * Unit tests of the egress shaping: token bucket, gap, latency, jitter
  * with and without reordering, delays drawn from a distribution (their
- * shape, order and histogram), queue limits, loss and live knob changes.
+ * shape, order and histogram), queue limits, loss, live knob changes and a
+ * network's per-pair delays.
  * The delay line's own order is lgp_core's (emulator/core/tests).
  */
+#include <errno.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -27,7 +29,7 @@ static uint64_t admit(struct wire_egress *e, const struct wire_shape *s,
 {
 	uint64_t r = UINT64_MAX;
 
-	CHECK_EQ_INT(wire_egress_admit(e, s, t, PKT(0), len, &r), WIRE_ADMIT);
+	CHECK_EQ_INT(wire_egress_admit(e, s, 0, NULL, t, PKT(0), len, &r), WIRE_ADMIT);
 	return r;
 }
 
@@ -49,7 +51,7 @@ static void test_token_bucket(void)
 	/* 1 ns/B, burst 3000 B: an idle port lets exactly 3000 B through */
 	s.bulk_gap_fs = 1000000;
 	s.burst_bytes = 3000;
-	CHECK_EQ_INT(wire_egress_init(&e, 64, 1, 0), 0);
+	CHECK_EQ_INT(wire_egress_init(&e, 64, 1, 1, 0), 0);
 	CHECK_EQ_U64(admit(&e, &s, 0, 1000), 0);
 	CHECK_EQ_U64(admit(&e, &s, 0, 1000), 0);
 	CHECK_EQ_U64(admit(&e, &s, 0, 1000), 0);
@@ -63,7 +65,7 @@ static void test_token_bucket(void)
 
 	/* a frame bigger than the burst still passes, at the rate */
 	s.burst_bytes = 0;
-	CHECK_EQ_INT(wire_egress_init(&e, 64, 1, 0), 0);
+	CHECK_EQ_INT(wire_egress_init(&e, 64, 1, 1, 0), 0);
 	CHECK_EQ_U64(admit(&e, &s, 0, 1500), 0);
 	CHECK_EQ_U64(admit(&e, &s, 0, 1500), 1500);
 	CHECK_EQ_U64(admit(&e, &s, 0, 1500), 3000);
@@ -75,7 +77,7 @@ static void test_token_bucket(void)
 	s.bulk_gap_fs = 80000000;
 	s.burst_bytes = 65536;
 	s.queue_pkts = 8;
-	CHECK_EQ_INT(wire_egress_init(&e, 8, 1, 0), 0);
+	CHECK_EQ_INT(wire_egress_init(&e, 8, 1, 1, 0), 0);
 	for (i = 0, t = 0; i < 20000; i++) {
 		r = admit(&e, &s, t, 1514);
 		drain(&e);
@@ -89,7 +91,7 @@ static void test_token_bucket(void)
 	s.bulk_gap_fs = 80000;
 	s.burst_bytes = 0;
 	s.queue_pkts = 8192;
-	CHECK_EQ_INT(wire_egress_init(&e, 8192, 1, 0), 0);
+	CHECK_EQ_INT(wire_egress_init(&e, 8192, 1, 1, 0), 0);
 	for (i = 0; i < 1000; i++)
 		r = admit(&e, &s, 0, 1000);
 	CHECK_EQ_U64(r, 999ULL * 80);	/* 999 frames of 80 ns before it */
@@ -104,7 +106,7 @@ static void test_gap_latency(void)
 
 	s.gap_ns = 1000;
 	s.latency_ns = 50000;
-	CHECK_EQ_INT(wire_egress_init(&e, 64, 1, 0), 0);
+	CHECK_EQ_INT(wire_egress_init(&e, 64, 1, 1, 0), 0);
 	CHECK_EQ_U64(admit(&e, &s, 0, 64), 50000);
 	CHECK_EQ_U64(admit(&e, &s, 0, 64), 51000);
 	CHECK_EQ_U64(admit(&e, &s, 10, 64), 52000);
@@ -121,14 +123,14 @@ static void test_saturation(void)
 	int i;
 
 	s.latency_ns = UINT64_MAX - 10;
-	CHECK_EQ_INT(wire_egress_init(&e, 64, 1, 0), 0);
+	CHECK_EQ_INT(wire_egress_init(&e, 64, 1, 1, 0), 0);
 	CHECK_EQ_U64(admit(&e, &s, 1000, 64), UINT64_MAX);
 	drain(&e);
 	wire_egress_fini(&e);
 
 	/* with jitter too, every draw; reorder on, so none is held by another */
 	s.jitter_ns = 1000;
-	CHECK_EQ_INT(wire_egress_init(&e, 64, 1, 1), 0);
+	CHECK_EQ_INT(wire_egress_init(&e, 64, 1, 1, 1), 0);
 	for (i = 0; i < 32; i++)
 		CHECK(admit(&e, &s, 1000 + i, 64) > UINT64_MAX / 2);
 	drain(&e);
@@ -136,7 +138,7 @@ static void test_saturation(void)
 
 	s = shape_plain();
 	s.gap_ns = UINT64_MAX - 5;
-	CHECK_EQ_INT(wire_egress_init(&e, 64, 1, 0), 0);
+	CHECK_EQ_INT(wire_egress_init(&e, 64, 1, 1, 0), 0);
 	CHECK_EQ_U64(admit(&e, &s, 1000, 64), 1000);
 	CHECK_EQ_U64(admit(&e, &s, 1001, 64), UINT64_MAX);
 	drain(&e);
@@ -152,7 +154,7 @@ static void test_jitter(int reorder)
 
 	s.latency_ns = 100000;
 	s.jitter_ns = 50000;
-	CHECK_EQ_INT(wire_egress_init(&e, n, 42, reorder), 0);
+	CHECK_EQ_INT(wire_egress_init(&e, n, 1, 42, reorder), 0);
 	for (i = 0; i < n; i++) {
 		t = (uint64_t)i * 1000;
 		r = admit(&e, &s, t, 100);
@@ -235,7 +237,7 @@ static void test_distribution(int reorder)
 	CHECK_EQ_INT(lgp_dist_config(&d, "normal:20us", NULL, "3", 0, err,
 				     sizeof(err)), 0);
 	s.latency_ns = 100000;
-	CHECK_EQ_INT(wire_egress_init(&e, n + 1, 42, reorder), 0);
+	CHECK_EQ_INT(wire_egress_init(&e, n + 1, 1, 42, reorder), 0);
 	wire_egress_set_dist(&e, &d, 0, &st);
 	for (i = 0; i < n; i++) {
 		t = (uint64_t)i * 1000;
@@ -301,9 +303,9 @@ static void test_distribution_streams(void)
 	CHECK_EQ_INT(lgp_dist_config(&constant, NULL, NULL, NULL, 0, err,
 				     sizeof(err)), 0);
 	s.latency_ns = 50000;
-	CHECK_EQ_INT(wire_egress_init(&a, 100, 1, 1), 0);
-	CHECK_EQ_INT(wire_egress_init(&b, 100, 1, 1), 0);
-	CHECK_EQ_INT(wire_egress_init(&c, 100, 1, 1), 0);
+	CHECK_EQ_INT(wire_egress_init(&a, 100, 1, 1, 1), 0);
+	CHECK_EQ_INT(wire_egress_init(&b, 100, 1, 1, 1), 0);
+	CHECK_EQ_INT(wire_egress_init(&c, 100, 1, 1, 1), 0);
 	wire_egress_set_dist(&a, &d, 0, NULL);
 	wire_egress_set_dist(&b, &d, 0, NULL);
 	wire_egress_set_dist(&c, &d, 1, NULL);
@@ -338,10 +340,10 @@ static void test_queue_limits(void)
 
 	s.latency_ns = 1000000;
 	s.queue_pkts = 5;
-	CHECK_EQ_INT(wire_egress_init(&e, 16, 1, 0), 0);
+	CHECK_EQ_INT(wire_egress_init(&e, 16, 1, 1, 0), 0);
 	for (i = 0; i < 5; i++)
 		admit(&e, &s, i, 100);
-	CHECK_EQ_INT(wire_egress_admit(&e, &s, 9, PKT(9), 100, NULL),
+	CHECK_EQ_INT(wire_egress_admit(&e, &s, 0, NULL, 9, PKT(9), 100, NULL),
 		     WIRE_DROP_QUEUE);
 	CHECK_EQ_INT(lgp_dq_pop(&e.line, &ent), 0);
 	admit(&e, &s, 10, 100);
@@ -351,9 +353,9 @@ static void test_queue_limits(void)
 	s.queue_bytes = 3000;
 	for (i = 0; i < 3; i++)
 		admit(&e, &s, 20, 1000);
-	CHECK_EQ_INT(wire_egress_admit(&e, &s, 21, PKT(1), 1000, NULL),
+	CHECK_EQ_INT(wire_egress_admit(&e, &s, 0, NULL, 21, PKT(1), 1000, NULL),
 		     WIRE_DROP_QUEUE);
-	CHECK_EQ_INT(wire_egress_admit(&e, &s, 21, PKT(1), 1, NULL),
+	CHECK_EQ_INT(wire_egress_admit(&e, &s, 0, NULL, 21, PKT(1), 1, NULL),
 		     WIRE_DROP_QUEUE);
 	drain(&e);
 
@@ -362,7 +364,7 @@ static void test_queue_limits(void)
 	s.queue_bytes = 1 << 30;
 	for (i = 0; i < 16; i++)
 		admit(&e, &s, 30, 64);
-	CHECK_EQ_INT(wire_egress_admit(&e, &s, 31, PKT(1), 64, NULL),
+	CHECK_EQ_INT(wire_egress_admit(&e, &s, 0, NULL, 31, PKT(1), 64, NULL),
 		     WIRE_DROP_QUEUE);
 	drain(&e);
 	wire_egress_fini(&e);
@@ -375,20 +377,20 @@ static void test_loss(void)
 	unsigned int i, lost = 0, n = 100000;
 
 	s.loss = 0.25;
-	CHECK_EQ_INT(wire_egress_init(&e, 4, 7, 0), 0);
+	CHECK_EQ_INT(wire_egress_init(&e, 4, 1, 7, 0), 0);
 	for (i = 0; i < n; i++) {
-		enum wire_verdict v = wire_egress_admit(&e, &s, i, PKT(i), 64,
+		enum wire_verdict v = wire_egress_admit(&e, &s, 0, NULL, i, PKT(i), 64,
 							NULL);
 		lost += v == WIRE_DROP_LOSS;
 		drain(&e);
 	}
 	CHECK(lost > n * 23 / 100 && lost < n * 27 / 100);
 	s.loss = 1.0;
-	CHECK_EQ_INT(wire_egress_admit(&e, &s, 0, PKT(0), 64, NULL),
+	CHECK_EQ_INT(wire_egress_admit(&e, &s, 0, NULL, 0, PKT(0), 64, NULL),
 		     WIRE_DROP_LOSS);
 	s.loss = 0.0;
 	for (i = 0; i < 1000; i++) {
-		CHECK_EQ_INT(wire_egress_admit(&e, &s, i, PKT(i), 64, NULL),
+		CHECK_EQ_INT(wire_egress_admit(&e, &s, 0, NULL, i, PKT(i), 64, NULL),
 			     WIRE_ADMIT);
 		drain(&e);
 	}
@@ -405,7 +407,7 @@ static void test_live_change(void)
 	unsigned int i;
 
 	s.latency_ns = 5000000;
-	CHECK_EQ_INT(wire_egress_init(&e, 64, 1, 0), 0);
+	CHECK_EQ_INT(wire_egress_init(&e, 64, 1, 1, 0), 0);
 	for (i = 0; i < 10; i++)
 		old[i] = admit(&e, &s, i * 1000, 100);
 	s.latency_ns = 0;
@@ -423,6 +425,55 @@ static void test_live_change(void)
 	wire_egress_fini(&e);
 }
 
+/*
+ * A network's pairs: source 1 is 50 us away, source 0 near; source 2's
+ * path is 1 ns/B.  Each source's packets keep their order, a near one
+ * passes a far one, the path paces only its own source, and what the
+ * pairs added is counted per source.
+ */
+static void test_pairs(void)
+{
+	struct wire_shape s = shape_plain();
+	const struct wire_pair far = { 50000, 0, 0 }, slow = { 0, 0, 1000000 };
+	uint64_t counts[6] = { 0 };
+	struct lgp_dq_slot ent;
+	struct wire_egress e;
+	uint64_t r;
+
+	s.latency_ns = 1000;
+	CHECK_EQ_INT(wire_egress_init(&e, 64, 3, 1, 0), 0);
+	e.pair_pkts = counts;
+	e.pair_latency_ns = counts + 3;
+	CHECK_EQ_INT(wire_egress_admit(&e, &s, 1, &far, 0, PKT(1), 100, &r),
+		     WIRE_ADMIT);
+	CHECK_EQ_U64(r, 51000);
+	CHECK_EQ_INT(wire_egress_admit(&e, &s, 0, NULL, 10, PKT(0), 100, &r),
+		     WIRE_ADMIT);
+	CHECK_EQ_U64(r, 1010);		/* near: not behind the far one */
+	CHECK_EQ_INT(wire_egress_admit(&e, &s, 1, NULL, 20, PKT(1), 100, &r),
+		     WIRE_ADMIT);
+	CHECK_EQ_U64(r, 51000);		/* its own source's order holds */
+	CHECK_EQ_INT(wire_egress_admit(&e, &s, 2, &slow, 30, PKT(2), 1000, &r),
+		     WIRE_ADMIT);
+	CHECK_EQ_U64(r, 1030);
+	CHECK_EQ_INT(wire_egress_admit(&e, &s, 2, &slow, 40, PKT(2), 1000, &r),
+		     WIRE_ADMIT);
+	CHECK_EQ_U64(r, 2030);		/* paced by its path: 1000 B at 1 ns/B */
+	CHECK_EQ_INT(wire_egress_admit(&e, &s, 0, NULL, 50, PKT(0), 1000, &r),
+		     WIRE_ADMIT);
+	CHECK_EQ_U64(r, 1050);		/* another source: the port alone */
+	CHECK_EQ_U64(counts[1], 1);		/* pkts from 1 with its pair */
+	CHECK_EQ_U64(counts[2], 2);
+	CHECK_EQ_U64(counts[0], 0);		/* no pair given */
+	CHECK_EQ_U64(counts[4], 50000);
+	CHECK_EQ_U64(counts[5], 0);
+	CHECK_EQ_INT(lgp_dq_pop(&e.line, &ent), 0);
+	CHECK_EQ_U64(ent.release_ns, 1010);
+	drain(&e);
+	wire_egress_fini(&e);
+	CHECK_EQ_INT(wire_egress_init(&e, 64, 0, 1, 0), -EINVAL);
+}
+
 int main(void)
 {
 	test_token_bucket();
@@ -436,5 +487,6 @@ int main(void)
 	test_queue_limits();
 	test_loss();
 	test_live_change();
+	test_pairs();
 	return check_done("test_wire_egress");
 }
