@@ -321,10 +321,14 @@ class Emulator(_Model):
                 "latency_dist: the simulated network has one latency per link: name a "
                 "distribution with shim: fabric or wire"
             )
-        if self.schedule is not None and self.shim != "fabric":
+        if self.schedule is not None and self.shim not in ("fabric", "wire"):
             raise ValueError(
-                f"schedule: applied by the fabric shim only: expected shim fabric, not {self.shim}"
+                f"schedule: applied by the fabric shim or the wire: expected shim fabric or "
+                f"wire, not {self.shim}"
             )
+        if isinstance(self.schedule, list) and self.shim == "wire":
+            for line in steps_lines(self.schedule):
+                _wire_schedule_knob(line[1])
         if self.latency_dist is not None and self.shim == "none":
             raise ValueError(
                 "latency_dist: shim none draws no delays: name a distribution with "
@@ -568,6 +572,17 @@ _NOT_APPLIED = {
     "wire": "has no meaning on the wire (o is CPU time in the hosts)",
     "smpi": "cannot be simulated (SMPI has no per-message gap)",
 }
+
+
+def _wire_schedule_knob(knob: str) -> None:
+    """ValueError for a schedule's knob the wire does not apply (its steps are `set`
+    requests)."""
+    if not Knob(knob).applies_on("wire"):
+        *rest, last = [k.value for k in Knob if k.applies_on("wire")]
+        raise ValueError(
+            f"schedule: knob '{knob}' {_NOT_APPLIED['wire']}: expected {', '.join(rest)} or "
+            f"{last} beneath shim wire"
+        )
 
 
 def _level_names(data: dict[str, Any]) -> list[str] | None:

@@ -55,6 +55,7 @@ from loggp.run.smpi import (
     smpi_tmpdir,
     smpirun,
 )
+from loggp.run.wirerun import WireSchedule
 
 
 class LaunchError(LoggpError):
@@ -276,7 +277,9 @@ def _mpi_argv(
 def preflight(exp: Experiment, exp_dir: Path | None) -> None:
     """Fails before anything runs if a point could not be launched here."""
     run_dist_env(exp.dist_env(exp_dir), os.environ)  # the file's beside the environment's
-    exp.emulator.schedule_lines(exp_dir)  # a trace file's bad line would fail every point
+    lines = exp.emulator.schedule_lines(exp_dir)  # a trace file's bad line would fail every point
+    if lines and exp.emulator.shim == "wire":
+        WireSchedule(KnobSet(), lines)  # a knob the wire does not apply, likewise
     check_env(os.environ)  # a LOGGP_* typo would make every point refuse to run
     _check_supported(exp)
     if exp.launcher.kind == "slurm":

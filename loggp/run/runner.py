@@ -77,7 +77,7 @@ from loggp.run.slurm import allocation, in_allocation, point_records, record_poi
 from loggp.run.slurmnodes import NodeCpu, NodeExporters, shares
 from loggp.run.smpi import run_stack
 from loggp.run.trips import measure_trips
-from loggp.run.wirerun import WireSession
+from loggp.run.wirerun import WireSchedule, WireSession
 
 _TAIL_LINES = 20
 KEEPER_LOG = "keeper.log"  # in a point's directory: what its keeper itself said
@@ -296,9 +296,14 @@ def run_point(exp: Experiment, p: Point, run_dir: Path, opts: RunOptions) -> Poi
     stats_path.unlink(missing_ok=True)
     wire_ports: list[dict[str, Any]] = []
     wire_before: list[dict[str, Any]] = []
+    steps: WireSchedule | None = None
+    timing: dict[str, Any] = {}
     if opts.wire is not None:
         try:
-            wire_ports, wire_before = opts.wire.apply(p.knobs, p.network)
+            lines = exp.emulator.schedule_lines(opts.exp_dir)
+            steps = WireSchedule(p.knobs, lines) if lines else None
+            knobs = steps.first() if steps is not None else p.knobs
+            wire_ports, wire_before = opts.wire.apply(knobs, p.network)
         except LoggpError as e:
             return _not_run(exp, p, point_dir, f"cannot set the point's knobs on the wire: {e}")
     remove_stale_regions()  # a killed point's shm files would collide with reused pids
@@ -326,7 +331,14 @@ def run_point(exp: Experiment, p: Point, run_dir: Path, opts: RunOptions) -> Poi
             started = time.time()
             t0 = time.monotonic()
             before = cpu_sample()
-            rc, timed_out = _execute(launch, point_dir, exp.workload_timeout(p.workload), groups)
+            if steps is not None and opts.wire is not None:
+                steps.start(opts.wire)
+            try:
+                rc, timed_out = _execute(
+                    launch, point_dir, exp.workload_timeout(p.workload), groups
+                )
+            finally:
+                timing = steps.stop() if steps is not None else {}
             other = other_work(before, cpu_sample())
             wall = time.monotonic() - t0
             if opts.nodes is not None:
@@ -353,6 +365,11 @@ def run_point(exp: Experiment, p: Point, run_dir: Path, opts: RunOptions) -> Poi
         except LoggpError as e:
             _note(point_dir, f"the wire's counters after the point: {e}")
             stats = [{"shim": "wire", **port} for port in wire_ports]
+            status, value = "failed", None
+        for port in stats:
+            port.update(timing)
+        for error in steps.errors if steps is not None else []:
+            _note(point_dir, f"the schedule's {error}")
             status, value = "failed", None
     check = messages_check(result, stats, exp.emulator.shim == "fabric") if result else None
     late = lateness(stats)

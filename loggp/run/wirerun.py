@@ -13,6 +13,11 @@ constant): the runner sets it with the control socket's `dist` request before th
 point, and puts back the wire's own after the run, as it does the knobs.  Each port's
 drawn delays over a point (delay_hist) are stored with the point like its other counters.
 
+A point with a schedule (docs/experiments.md, "Schedule") gets its steps live: the knobs in
+effect at time 0 before the launch, each later step as a `set` of every port at its time
+since the launch (WireSchedule, a thread of the runner's); when each step was applied is
+stored with the port lines (step_origin_ns, step_at_ns, step_applied_ns).
+
 A point on a network (docs/experiments.md, "Network") gives the wire its delays between
 nodes, node i on port i, with the `pairs` request; what they added to each port's packets
 (pair_pkts, pair_latency_ns) is stored with the other counters.  The run takes the pairs
@@ -21,6 +26,8 @@ away after its last point.
 
 from __future__ import annotations
 
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +41,8 @@ from loggp.net.wirectl import (
     set_request,
 )
 from loggp.plan.dist import CORR_ENV, DIST_ENV, SEED_ENV
-from loggp.plan.knobs import KnobSet
+from loggp.plan.knobs import Knob, KnobSet, parse_knob
+from loggp.plan.schedule import Line
 from loggp.plan.topology import Network, node_table, table_text
 from loggp.results.lateness import LATE_BUCKETS, LATE_HIST_KEY
 from loggp.run.inventory import InventoryError, read_inventory
@@ -148,6 +156,11 @@ class WireSession:
                 self._paired = network is not None
             return ports, list(ctl.request({"cmd": "stats"})["ports"])
 
+    def set_knobs(self, knobs: KnobSet) -> None:
+        """Sets knobs on every port (unnamed wire knobs to zero), at once."""
+        with self._control() as ctl:
+            ctl.request(set_request(knobs, full=True))
+
     def record(
         self, ports: list[dict[str, Any]], before: list[dict[str, Any]]
     ) -> list[dict[str, Any]]:
@@ -184,6 +197,71 @@ class WireSession:
                     errors.append(f"distribution: {e}")
         if errors:
             raise WireControlError(f"{len(errors)} port(s) not restored: {'; '.join(errors)}")
+
+
+class WireSchedule:
+    """A point's schedule on the wire (module doc): its steps as whole knob settings, the
+    point's knobs changed by each step's lines in turn.  WireControlError for a knob the
+    wire does not apply."""
+
+    def __init__(self, base: KnobSet, lines: list[Line]) -> None:
+        current = base.as_dict()
+        self.steps: list[tuple[int, KnobSet]] = []
+        for at, knob, value in lines:
+            at_ns = parse_knob("latency", at)
+            k = Knob.lookup(knob)
+            set_request(KnobSet.parse({k.value: value}), full=False)  # a wire knob?
+            for other in k.excludes:
+                current.pop(other.value, None)
+            current[k.value] = value
+            if self.steps and self.steps[-1][0] == at_ns:
+                self.steps[-1] = (at_ns, KnobSet.parse(dict(current)))
+            else:
+                self.steps.append((at_ns, KnobSet.parse(dict(current))))
+        if not self.steps or self.steps[0][0] != 0:
+            self.steps.insert(0, (0, base))
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.origin_ns = 0
+        self.applied_ns: list[int] = [0]
+        self.errors: list[str] = []
+
+    def first(self) -> KnobSet:
+        """The knobs in effect from time 0: set before the launch."""
+        return self.steps[0][1]
+
+    def start(self, wire: WireSession) -> None:
+        """Time 0 is now; every later step is set at its time by a thread of its own."""
+        self.origin_ns = time.time_ns()
+        t0 = time.monotonic_ns()
+
+        def run() -> None:
+            for at_ns, knobs in self.steps[1:]:
+                left = (t0 + at_ns - time.monotonic_ns()) / 1e9
+                if left > 0 and self._stop.wait(left):
+                    return
+                try:
+                    wire.set_knobs(knobs)
+                except LoggpError as e:
+                    self.errors.append(f"step at {at_ns / 1e9:g} s: {e}")
+                    return
+                self.applied_ns.append(time.monotonic_ns() - t0)
+
+        self._thread = threading.Thread(target=run, name="wire-schedule", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> dict[str, Any]:
+        """Ends the steps not yet due; when time 0 was (CLOCK_REALTIME ns), when each step
+        was due and when it was applied (ns since time 0; steps never reached are left
+        out)."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+        return {
+            "step_origin_ns": self.origin_ns,
+            "step_at_ns": [at for at, _ in self.steps],
+            "step_applied_ns": list(self.applied_ns),
+        }
 
 
 EMULATOR_GROUP = "emulator"

@@ -93,12 +93,18 @@ def test_a_trace_file_is_read_from_the_files_directory(tmp_path: Path, fake_buil
             f"knobs it sets, e.g. {{t: 2s, latency: 200us}} (knobs: {KNOBS})",
         ),
         (
-            "shim: wire, schedule: [{t: 1s, latency: 1us}]",
-            "t.yaml:3: key 'emulator': schedule: applied by the fabric shim only: expected "
-            "shim fabric, not wire",
+            "shim: none, schedule: [{t: 1s, latency: 1us}]",
+            "t.yaml:3: key 'emulator': schedule: applied by the fabric shim or the wire: "
+            "expected shim fabric or wire, not none",
+        ),
+        (
+            "shim: wire, schedule: [{t: 1s, latency: 1us}, {t: 2s, overhead: 1us}]",
+            "t.yaml:3: key 'emulator': schedule: knob 'overhead' has no meaning on the wire "
+            "(o is CPU time in the hosts): expected gap, latency, bulk_gap or bandwidth beneath "
+            "shim wire",
         ),
     ],
-    ids=["unordered", "knob", "unit", "time", "both", "no-time", "wire"],
+    ids=["unordered", "knob", "unit", "time", "both", "no-time", "none", "wire-knob"],
 )
 def test_a_bad_schedule_is_one_line_with_its_line(emulator: str, message: str) -> None:
     with pytest.raises(ExperimentError) as e:

@@ -24,7 +24,7 @@ from loggp.plan.sweep import expand
 from loggp.run.launch import LaunchError, point_launch, preflight
 from loggp.run.proctree import Identity
 from loggp.run.runner import RunOptions, run_point
-from loggp.run.wirerun import WireSession
+from loggp.run.wirerun import WireSchedule, WireSession
 
 pytestmark = pytest.mark.unit
 
@@ -290,3 +290,16 @@ def test_a_network_places_each_rank_on_its_nodes_host(
     with pytest.raises(LaunchError, match=r"network: 4 nodes on a testbed of 3 hosts: .*"
                        r"expected at most 3 nodes \(loggp testbed up 4\)"):  # fmt: skip
         point_launch(big, big.workloads[0], KnobSet.parse({}), point, None)
+
+
+def test_a_schedule_becomes_whole_settings_from_the_points_knobs() -> None:
+    base = KnobSet.parse({"latency": "5us", "bulk_gap": "1ns/B"})
+    lines = [("0s", "gap", "2us"), ("1s", "latency", "50us"), ("1s", "bandwidth", "1GB/s")]
+    sched = WireSchedule(base, lines)
+    assert sched.first().as_dict() == {"latency": "5us", "bulk_gap": "1ns/B", "gap": "2us"}
+    assert [(at, k.as_dict()) for at, k in sched.steps[1:]] == [
+        (10**9, {"latency": "50us", "gap": "2us", "bandwidth": "1GB/s"})
+    ]
+    assert WireSchedule(base, [("3s", "latency", "1us")]).first() == base
+    with pytest.raises(WireControlError, match="knob 'overhead' has no meaning on the wire"):
+        WireSchedule(base, [("1s", "overhead", "1us")])
