@@ -37,7 +37,6 @@ int wire_egress_init(struct wire_egress *e, uint32_t cap, unsigned int sources,
 		return -EINVAL;
 	e->rng = wire_rng_seed(seed);
 	e->reorder = reorder;
-	e->sources = sources;
 	lgp_pacer_init(&e->pacer, 0, 0);
 	e->last_release_ns = calloc(sources, sizeof(*e->last_release_ns));
 	e->path = calloc(sources, sizeof(*e->path));

@@ -62,7 +62,6 @@ enum wire_verdict {
 struct wire_egress {
 	struct lgp_dq line;		/* the delay line */
 	struct lgp_pacer pacer;		/* departures: gap, bulk gap, burst */
-	unsigned int sources;		/* ingress ports */
 	uint64_t *last_release_ns;	/* [sources]: order per source */
 	struct lgp_pacer *path;		/* [sources]: a pair's path */
 	uint64_t rng;

@@ -11,15 +11,6 @@
 
 #define WIRE_PAIRS_LINE	256
 
-static int wire_pairs_bad(char *err, size_t errlen, unsigned int n,
-			  const char *line, unsigned int nports)
-{
-	snprintf(err, errlen, "bad line %u of pairs '%.60s': expected "
-		 LGP_PAIRS_FORMS ", N at most this wire's %u ports", n, line,
-		 nports);
-	return -EINVAL;
-}
-
 struct wire_pairs *wire_pairs_new(const char *table, unsigned int nports,
 				  int *rc, char *err, size_t errlen)
 {
@@ -59,7 +50,9 @@ struct wire_pairs *wire_pairs_new(const char *table, unsigned int nports,
 		}
 		if (kind != LGP_PAIRS_PAIR || !ports || v[0] >= ports ||
 		    v[1] >= ports) {
-			wire_pairs_bad(err, errlen, n, line, nports);
+			snprintf(err, errlen, "bad line %u of pairs '%.60s': "
+				 "expected " LGP_PAIRS_FORMS ", N at most this "
+				 "wire's %u ports", n, line, nports);
 			goto bad;
 		}
 		p->pair[v[0] * nports + v[1]] =
