@@ -22,7 +22,7 @@ DEB_PACKAGES = build-essential cmake ninja-build pkg-config \
 	libssl-dev libsqlite3-dev nlohmann-json3-dev libjansson-dev libgtest-dev httperf wrk \
 	fuse3 libfuse3-dev fio libboost-context-dev libhdf5-openmpi-dev chromium-headless-shell libsimgrid-dev \
 	slurm-wlm munge \
-	ansible ansible-core ansible-lint yamllint openssh-server rsync vagrant vagrant-libvirt
+	ansible ansible-core ansible-mitogen ansible-lint yamllint openssh-server rsync vagrant vagrant-libvirt
 
 .PHONY: all deps print-deb-packages venv build build-asan test test-c test-py run clean
 

@@ -198,6 +198,12 @@ def test_the_experiment_ran_across_two_hosts_and_came_back_complete(cluster: Clu
 DELTA_US = 500  # ΔL of the ping-pongs that check it: far above the VM's noise
 ROUNDS = 200
 REPEATS = 3  # the least time of each knob's: a baseline the load inflated would hide ΔL
+# Every message is held ΔL, so no half round trip at ΔL is shorter (one side delaying alone
+# gives ΔL/2 and the base path).  Not a gain over the baseline's: a baseline round trip
+# may pay a halted vCPU's wake-up that a point beneath ΔL escapes (baseline medians of 24
+# and 130 µs in one run, minima at ΔL 18 µs above it), and a gain measured 0.8·ΔL once.
+# The 2 %: the clocks' conversions, never a real early release.
+HELD = 0.98
 
 
 def _pingpong_suite(name: str, shim: str, inventory: str, out: Path) -> Path:
@@ -255,9 +261,9 @@ def test_the_wires_delta_l_slows_a_pingpong_as_the_fabric_shims_does(
             f"run {suite} --out {tmp_path / shim} --no-report --no-prometheus --wait-lock 300",
         )
         assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-2000:]
-        t, ok = point_half_rtts(tmp_path / shim)
+        t, least, ok = point_half_rtts(tmp_path / shim)
+        assert least["latency"] >= HELD * DELTA_US, (shim, least)
         added_us = t["latency"] - t["baseline"]
-        assert added_us >= 0.8 * DELTA_US, (shim, t)
         assert added_us <= 1.5 * DELTA_US or not ok, (shim, t)
         slowdown[shim], exact = t["latency"] / t["baseline"], exact and ok
     assert abs(slowdown["wire"] / slowdown["fabric"] - 1) < 0.25 or not exact, slowdown
@@ -422,11 +428,11 @@ def _two_node_pingpong(cluster: Cluster, tmp_path: Path, name: str, **setting: A
 
 
 def _carries_delta_l(run: Path) -> None:
-    """Each message paid ΔL once: the half round trip gained at least 0.8·ΔL, and, when
-    no point was degraded by the machine's load, at most 1.5·ΔL."""
-    t, ok = point_half_rtts(run)
+    """Each message paid ΔL once: no half round trip was shorter than ΔL, and, when no
+    point was degraded by the machine's load, the median gained at most 1.5·ΔL."""
+    t, least, ok = point_half_rtts(run)
+    assert least["latency"] >= HELD * DELTA_US, least
     added_us = t["latency"] - t["baseline"]
-    assert added_us >= 0.8 * DELTA_US, t
     assert added_us <= 1.5 * DELTA_US or not ok, t
 
 
