@@ -36,6 +36,7 @@ import threading
 import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import (
@@ -463,11 +464,19 @@ def test_a_1mib_read_pays_one_round_trip(tmp_path: Path, shim) -> None:
 STORE_READ_HOPS = 4
 
 
-def readlat_median(inst: Instance, env: Mapping[str, str], *args: str) -> float:
+def readlat(inst: Instance, env: Mapping[str, str], *args: str) -> dict[str, Any]:
     proc = check(inst, "readlat", *args, env=env)
     res = json_line(proc.stdout)
     assert proc.returncode == 0 and res["ok"], proc.stdout + proc.stderr
-    return float(res["median_us"])
+    return res
+
+
+# A message the wait fd missed waits for the servers' next look at their deadlines
+# (Fabric::kTimerCheck, 50 ms, services/common/fabric.hpp).  The servers' missed wake-up
+# count also takes a message that came in the microseconds between a timed-out poll's
+# last look and the read after it, which cost nothing (one counted so in CI, with every
+# read fast): a count is a lost wake-up when a read took half that period.
+LOST_WAKEUP_US = 25_000.0
 
 
 @pytest.mark.serial
@@ -476,7 +485,8 @@ def test_an_idle_store_answers_as_fast_as_a_busy_one(tmp_path: Path, shim, laten
     """A read after 100 ms of quiet (client and servers idle) takes about as long as one
     back to back, beneath the shim too, and idle servers use next to no CPU and wake no
     more than their deadlines ask: they block on their fabric's wait object rather than
-    sleep between polls, and it missed no message.  The host's own cost
+    sleep between polls, and no read waited for a message the wait fd missed
+    (LOST_WAKEUP_US).  The host's own cost
     of waking a blocked thread, measured beside the reads with the same quiet, is taken
     off for each of a read's STORE_READ_HOPS (on these VMs it grows from 0-40 µs to
     hundreds beside other work, and cost one CI run the bound).  Beneath ΔL the bound
@@ -486,26 +496,27 @@ def test_an_idle_store_answers_as_fast_as_a_busy_one(tmp_path: Path, shim, laten
     busy_env = shim(latency=latency)
     inst = Instance(tmp_path / "busy", 3, busy_env.env)
     try:
-        busy = readlat_median(inst, busy_env.env, "-n", "100")
+        busy = float(readlat(inst, busy_env.env, "-n", "100")["median_us"])
     finally:
         inst.kill_all()
     quiet_env = shim(latency=latency)
     inst = Instance(tmp_path / "quiet", 3, quiet_env.env)
     try:
         reads = 15
-        idle = readlat_median(inst, quiet_env.env, "-n", str(reads), "-q", "100")
+        quiet_reads = readlat(inst, quiet_env.env, "-n", str(reads), "-q", "100")
         host = host_wakeup_us(0.1, reads)
         quiet = idle_activity([p.pid for p in inst.procs.values()])
         inst.stop()  # the servers' counters, lateness included, reach the stats file
     finally:
         inst.kill_all()
     late_us = sum(int(s["late_ns"]) for s in quiet_env.stats()) / 1e3 / reads
+    idle, slowest = float(quiet_reads["median_us"]), float(quiet_reads["max_us"])
     extra = idle - busy - STORE_READ_HOPS * host
     missed = {i: s["fabric_missed_wakeups"] for i, s in inst.stats.items()}
     assert extra < IDLE_EXTRA_US + late_us, (busy, idle, host, late_us, missed)
     assert quiet.cpu_share < IDLE_CPU_SHARE, quiet
     assert quiet.wakeups_per_s < IDLE_WAKEUPS_PER_S, quiet
-    assert not any(missed.values()), missed
+    assert not any(missed.values()) or slowest < LOST_WAKEUP_US, (missed, slowest)
 
 
 def test_cli_namespace_counters_and_restart(instance: Instance, tmp_path: Path) -> None:

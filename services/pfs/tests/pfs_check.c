@@ -20,7 +20,7 @@
  *       and append RECORDS lines each to /appends (O_APPEND); then every
  *       line must be in the file exactly once and nothing else.
  *   pfs_check readlat -i DIR [-n READS] [-l BYTES] [-q MS] [-t MS]
- *       the minimum, median and mean time of a pread of BYTES (4 KiB; at
+ *       the minimum, median, mean and maximum time of a pread of BYTES (4 KiB; at
  *       most one 1 MiB stripe unit) through the library;
  *       with -q, each read after MS milliseconds of quiet (the client and
  *       the servers idle), to show that an idle service answers as fast as
@@ -339,8 +339,9 @@ static int readlat(void)
 		sum += t[i];
 	qsort(t, nops, sizeof *t, cmp_double);
 	printf("{\"pfs_check\": \"readlat\", \"ok\": true, \"reads\": %u, \"bytes\": %u, "
-	       "\"quiet_ms\": %u, \"min_us\": %.1f, \"median_us\": %.1f, \"mean_us\": %.1f}\n",
-	       nops, readlen, quiet_ms, t[0], t[nops / 2], sum / nops);
+	       "\"quiet_ms\": %u, \"min_us\": %.1f, \"median_us\": %.1f, \"mean_us\": %.1f, "
+	       "\"max_us\": %.1f}\n",
+	       nops, readlen, quiet_ms, t[0], t[nops / 2], sum / nops, t[nops - 1]);
 	free(t);
 	free(buf);
 	pfs_close(f);
