@@ -95,15 +95,30 @@ def read_calibration(path: Path) -> tuple[Stack, dict[str, Any]]:
 
 
 def stack_of(report: CalibrateReport) -> Stack:
-    """The stack of a calibration: its medians, L at least 0.  loggp-calibrate's L is the
-    half round trip less both overheads, below 0 where the overheads overlap the wire's
-    time (on loopback tcp: −1.3 µs); a simulated link cannot be faster than instant."""
+    """The stack of a calibration: its medians, with o_s + L + o_r its half round trip.
+    loggp-calibrate's L is the half round trip less both overheads, below 0 where the
+    overheads overlap the wire's time (on loopback tcp −1 to −5 µs).  A simulated link
+    cannot be faster than instant, so there L is 0 and both overheads shrink by one factor
+    until their sum is the half round trip: taking L as 0 and the overheads whole made a
+    simulated ping-pong's baseline 17 % slower than the emulated one's, and every slowdown
+    of a latency-bound program too small by as much (docs/simulator.md)."""
     r = report.results
+    o_s, o_r, latency = r.o_s_us.median * 1000, r.o_r_us.median * 1000, r.L_us.median * 1000
+    if latency < 0:
+        half_rtt = o_s + o_r + latency
+        if half_rtt <= 0:
+            raise SmpiError(
+                f"calibration of {report.provider}: o_s {o_s / 1000:g} µs + o_r "
+                f"{o_r / 1000:g} µs + L {latency / 1000:g} µs is no half round trip: "
+                "expected a sum above 0 (measure again on a quiet host)"
+            )
+        shrink = half_rtt / (o_s + o_r)
+        o_s, o_r, latency = o_s * shrink, o_r * shrink, 0.0
     try:
         return Stack(
-            o_s_ns=r.o_s_us.median * 1000,
-            o_r_ns=r.o_r_us.median * 1000,
-            latency_ns=max(0.0, r.L_us.median * 1000),
+            o_s_ns=o_s,
+            o_r_ns=o_r,
+            latency_ns=latency,
             bulk_gap_ns_per_byte=r.G_ns_per_B.value,
             provider=report.provider,
             trips=tuple((size, t) for size, t in report.trips or ()),

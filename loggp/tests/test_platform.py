@@ -173,6 +173,31 @@ def test_reads_the_tools_json_and_loggp_calibrates(tmp_path: Path) -> None:
     assert stack.trips == ((0, 1), (262145, 3))
 
 
+def overlapped(o_s: float, o_r: float, latency: float) -> dict:
+    """RAW with these medians (µs) and the half round trip they make."""
+    results = {
+        **RAW["results"],
+        "o_s_us": {"median": o_s},
+        "o_r_us": {"median": o_r},
+        "L_us": {"median": latency},
+        "half_rtt_us": {"median": o_s + o_r + latency},
+    }
+    return {**RAW, "results": results}
+
+
+def test_overheads_that_overlap_the_wire_keep_the_half_round_trip(tmp_path: Path) -> None:
+    # As measured on loopback tcp: o_s 13 + o_r 7 µs against a half round trip of 17 µs.
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps(overlapped(13.0, 7.0, -3.0)))
+    stack, _ = read_calibration(path)
+    assert stack.latency_ns == 0
+    assert stack.o_s_ns + stack.o_r_ns == pytest.approx(17_000)
+    assert stack.o_s_ns / stack.o_r_ns == pytest.approx(13 / 7)  # one factor for both
+    path.write_text(json.dumps(overlapped(2.0, 1.0, -4.0)))
+    with pytest.raises(SmpiError, match="no half round trip: expected a sum above 0"):
+        read_calibration(path)
+
+
 @pytest.mark.parametrize(
     "text, words",
     [("{", "cannot read"), ('{"tool": "other"}', "not loggp-calibrate's JSON")],
