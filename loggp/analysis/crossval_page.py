@@ -100,7 +100,7 @@ def _section(
 
 def _row(a: Agreement) -> str:
     unit = knob_info(a.knob).unit
-    agrees = "yes" if a.agrees else '<span class="bad">no</span>'
+    agrees = "yes" if a.agrees else f'<span class="bad">{e(a.verdict)}</span>'
     return (
         f"<tr><th>{e(a.workload)}</th><td>{e(a.knob)}</td>"
         f'<td class="num">{e(f"{a.x:g}")} {e(unit)}</td>'

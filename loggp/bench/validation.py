@@ -86,7 +86,7 @@ def markdown(doc: dict[str, Any]) -> str:
             lines.append(
                 f"| {p['knob']} | {p['workload']} | {p['delta']} | {p['emulated']:.3f} "
                 f"{interval(p['emulated_low'], p['emulated_high'])} | {p['simulated']:.3f} "
-                f"| {p['rel_diff'] * 100:+.0f} % | {'yes' if p['agrees'] else 'no'} |"
+                f"| {p['rel_diff'] * 100:+.0f} % | {p['verdict']} |"
             )
     lines += ["", SECTION_END]
     return "\n".join(lines) + "\n"

@@ -171,7 +171,7 @@ def print_sections(name: str, sections: Sequence[Section], console: Console) -> 
             interval = f" [{e.low:.3g}, {e.high:.3g}]" if e.low is not None else ""
             table.add_row(
                 a.workload, a.knob, f"{a.x:g}", f"{e.median:.3g}{interval}",
-                f"{a.simulated.median:.3g}", f"{a.rel_diff:+.0%}", "yes" if a.agrees else "no",
+                f"{a.simulated.median:.3g}", f"{a.rel_diff:+.0%}", a.verdict,
             )  # fmt: skip
         console.print(table)
         console.print(f"{s.agree} of {len(s.points)} points agree at {s.ranks} ranks")

@@ -3,6 +3,8 @@ within 15 % of the emulated median; points measured one way only are not compare
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from loggp.analysis.crossval import compare
@@ -39,3 +41,15 @@ def test_inside_the_interval_or_within_15_percent_agrees() -> None:
     assert not found[20].inside_interval and found[20].agrees  # 12.5 % off
     assert not found[50].agrees and found[50].rel_diff == pytest.approx(-0.5)
     assert found[50].as_dict()["emulated_low"] is None
+
+
+def test_a_disagreement_names_an_emulation_mostly_degraded() -> None:
+    emulated = analysis({10: stat(2.0, 1.8, 2.2), 20: stat(4.0, 3.8, 4.2)})
+    simulated = analysis({10: stat(1.0), 20: stat(1.0)})
+    curve = emulated.knobs[0].curves[0]
+    late = (curve.points[0], replace(curve.points[1], n_degraded=4), *curve.points[2:])
+    knob = replace(emulated.knobs[0], curves=(replace(curve, points=late),))
+    found = {a.x: a for a in compare(replace(emulated, knobs=(knob,)), simulated)}
+    assert found[10].verdict == "no (emulated degraded 4 of 6)"
+    assert found[10].as_dict()["emulated_degraded"] == 4
+    assert found[20].verdict == "no"  # none of its repeats degraded
